@@ -1,0 +1,58 @@
+"""Checkpoint files: written atomically, read back without unpickling anything but tensors.
+
+A checkpoint is a dict of plain Python values and tensors:
+  "format": CHECKPOINT_FORMAT
+  "config": the run's configuration as a JSON-compatible dict (see nalu_rl.config)
+  "model": the ActorCritic state_dict
+  and, in training checkpoints, whatever the runtime needs to resume (optimizer state, step
+  counts, RNG states), all of it loadable with `torch.load(..., weights_only=True)`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nalu_rl.cli import CliError
+
+CHECKPOINT_FORMAT = "nalu_rl-checkpoint-1"
+
+
+def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
+    """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": CHECKPOINT_FORMAT, **payload}
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            torch.save(payload, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read a checkpoint with `weights_only=True`; a missing, corrupt or foreign file raises CliError."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    if not path.is_file():
+        raise CliError(f"checkpoint not found: {path}")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as error:  # torch raises many kinds for a corrupt or unsafe file
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CliError(f"cannot read checkpoint {path}: {first_line}") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CliError(f"{path} is not a nalu_rl checkpoint")
+    if not isinstance(payload.get("config"), dict) or not isinstance(payload.get("model"), dict):
+        raise CliError(f"{path} is not a nalu_rl checkpoint (no config or model weights)")
+    return payload
