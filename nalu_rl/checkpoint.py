@@ -56,3 +56,25 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     if not isinstance(payload.get("config"), dict) or not isinstance(payload.get("model"), dict):
         raise CliError(f"{path} is not a nalu_rl checkpoint (no config or model weights)")
     return payload
+
+
+def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
+    """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
+
+    The config must hold "agent" (the --agent name) and "env" (the TimeTrack keyword arguments the
+    run trained with); the observation space is rebuilt from "env".
+    """
+    # Imported here so that reading a checkpoint does not pull in the environment and the agents.
+    from agents import make_agent
+    from envs import TimeTrackEnv
+
+    payload = load_checkpoint(path, map_location=device)
+    config = payload["config"]
+    try:
+        env_kwargs = {key: value for key, value in config["env"].items() if key != "render_mode"}
+        observation_space = TimeTrackEnv(**env_kwargs).observation_space
+        model = make_agent(config["agent"], observation_space)
+        model.load_state_dict(payload["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        raise CliError(f"checkpoint {path} does not describe a known agent: {error}") from None
+    return model.to(device).eval(), config
