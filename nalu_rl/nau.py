@@ -1,0 +1,112 @@
+"""The Neural Addition Unit (NAU) and Neural Multiplication Unit (NMU) of Madsen & Johansen (ICLR 2020).
+
+NAU: y = x @ W.T with W clamped to [-1, 1].
+NMU: y_j = prod_i (W_ji * x_i + 1 - W_ji) with W clamped to [0, 1] (W_ji = 1 takes x_i into the
+     product, W_ji = 0 leaves it out).
+Both are pushed towards discrete weights by the sparsity regulariser
+R = mean over W of min(|W|, 1 - |W|), which is zero exactly when every weight is -1, 0 or 1; its
+weight in the loss grows over training by `regularizer_scale`.
+
+The weights are clamped in every forward pass. An optimiser step can still move the raw parameter
+outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
+`nalu_rl.units.clamp_unit_weights_(model)`) after each optimiser step puts it back on the boundary.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+
+def sparsity_regularizer(weight: Tensor) -> Tensor:
+    """Madsen & Johansen's sparsity regulariser: the mean of min(|W|, 1 - |W|), a scalar >= 0."""
+    magnitude = weight.abs()
+    return torch.minimum(magnitude, 1 - magnitude).mean()
+
+
+def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> float:
+    """The regulariser's weight at `step`: 0 before `start`, rising linearly to `max_scale` at `end`."""
+    if end <= start:
+        return max_scale if step >= start else 0.0
+    return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
+
+
+class NAU(nn.Module):
+    """Neural Addition Unit: a bias-free linear layer with weights clamped to [-1, 1]."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
+        self.in_features = in_features
+        self.out_features = out_features
+        self.W = nn.Parameter(torch.empty(out_features, in_features))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw W from a Glorot-uniform distribution (mean 0, variance 2 / (in + out)), within [-1, 1]."""
+        nn.init.xavier_uniform_(self.W)
+        self.clamp_weights_()
+
+    @torch.no_grad()
+    def clamp_weights_(self) -> None:
+        """Put the raw parameter back into [-1, 1] in place (call after an optimiser step)."""
+        self.W.clamp_(-1.0, 1.0)
+
+    @property
+    def weight(self) -> Tensor:
+        """The weight used in the forward pass: W clamped to [-1, 1]."""
+        return torch.clamp(self.W, -1.0, 1.0)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x [..., in] -> x @ W.T [..., out]."""
+        return nn.functional.linear(x, self.weight)
+
+    def regularizer(self) -> Tensor:
+        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
+        return sparsity_regularizer(self.weight)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+
+class NMU(nn.Module):
+    """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
+        self.in_features = in_features
+        self.out_features = out_features
+        self.W = nn.Parameter(torch.empty(out_features, in_features))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw W uniformly from [1/4, 3/4]: centred on 1/2, undecided between using an input or not."""
+        # A start at 1/2 keeps every factor W x + 1 - W away from both "ignore" (W = 0) and "use"
+        # (W = 1), so no input is excluded from the product before training has seen it.
+        nn.init.uniform_(self.W, 0.25, 0.75)
+
+    @torch.no_grad()
+    def clamp_weights_(self) -> None:
+        """Put the raw parameter back into [0, 1] in place (call after an optimiser step)."""
+        self.W.clamp_(0.0, 1.0)
+
+    @property
+    def weight(self) -> Tensor:
+        """The weight used in the forward pass: W clamped to [0, 1]."""
+        return torch.clamp(self.W, 0.0, 1.0)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x [..., in] -> prod_i (W_ji x_i + 1 - W_ji) [..., out]."""
+        weight = self.weight
+        factors = x.unsqueeze(-2) * weight + (1 - weight)  # [..., out, in]
+        return factors.prod(dim=-1)
+
+    def regularizer(self) -> Tensor:
+        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
+        return sparsity_regularizer(self.weight)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
