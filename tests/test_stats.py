@@ -1,0 +1,59 @@
+import math
+
+import pytest
+
+from nalu_rl.stats import student_t_cdf, student_t_quantile, t_interval, wilson_interval
+
+
+def test_wilson_interval_matches_hand_computed_case():
+    # 8 of 10, z = 1.959964: centre (0.8 + z^2/20) / (1 + z^2/10) = 0.71687,
+    # half width z / (1 + z^2/10) * sqrt(0.016 + z^2/400) = 0.22646.
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.49016, abs=1e-4)
+    assert high == pytest.approx(0.94332, abs=1e-4)
+
+
+def test_wilson_interval_reaches_the_bounds_at_zero_and_all_successes():
+    low, high = wilson_interval(0, 20)
+    assert low == 0.0 and 0.1 < high < 0.2
+    low, high = wilson_interval(20, 20)
+    assert high == 1.0 and 0.8 < low < 0.9
+
+
+def test_wilson_interval_narrows_with_more_trials():
+    narrow = wilson_interval(100, 200)
+    wide = wilson_interval(10, 20)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+def test_wilson_interval_rejects_more_successes_than_trials():
+    with pytest.raises(ValueError, match="successes"):
+        wilson_interval(5, 4)
+
+
+@pytest.mark.parametrize(
+    ("degrees_of_freedom", "quantile"),
+    [(1, 12.706205), (2, 4.302653), (4, 2.776445), (9, 2.262157), (30, 2.042272)],
+)
+def test_student_t_quantile_matches_tables(degrees_of_freedom, quantile):
+    assert student_t_quantile(0.975, degrees_of_freedom) == pytest.approx(quantile, rel=1e-5)
+    assert student_t_cdf(quantile, degrees_of_freedom) == pytest.approx(0.975, abs=1e-8)
+
+
+def test_student_t_quantile_is_symmetric_and_tends_to_normal():
+    assert student_t_quantile(0.025, 5) == pytest.approx(-student_t_quantile(0.975, 5))
+    assert student_t_quantile(0.975, 10_000) == pytest.approx(1.959964, abs=1e-3)
+
+
+def test_t_interval_of_five_seeds_matches_hand_computed_case():
+    values = [0.8, 0.9, 1.0, 0.7, 0.6]
+    mean, low, high = t_interval(values)
+    # sd = sqrt(0.025) = 0.158114, t(0.975, 4) = 2.776445, half width = 2.776445 * 0.158114 / sqrt(5)
+    half_width = 2.776445 * math.sqrt(0.025) / math.sqrt(5)
+    assert mean == pytest.approx(0.8)
+    assert (low, high) == pytest.approx((0.8 - half_width, 0.8 + half_width), abs=1e-6)
+
+
+def test_t_interval_needs_two_values():
+    with pytest.raises(ValueError, match="at least 2"):
+        t_interval([0.5])
