@@ -1,0 +1,134 @@
+"""Advantage actor-critic losses: n-step returns, GAE(lambda), V-trace and the A3C loss.
+
+Every tensor is [T, B] (time-major) unless said otherwise; bootstrap values are [B].
+`discounts[t] = gamma * (1 - terminated[t])`: a step that ends an episode never bootstraps, and
+no return flows back across it. The target functions run without gradient.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+from torch.nn import functional
+
+
+class VTraceReturns(NamedTuple):
+    """V-trace value targets vs [T, B] and policy-gradient advantages [T, B]."""
+
+    vs: Tensor
+    pg_advantages: Tensor
+
+
+class LossTerms(NamedTuple):
+    """The actor-critic loss (`total`, to minimise) and its parts, each a scalar."""
+
+    total: Tensor
+    policy: Tensor
+    value: Tensor
+    entropy: Tensor
+
+
+def action_log_probs(logits: Tensor, actions: Tensor) -> Tensor:
+    """log pi(a_t | x_t) [T, B] of the taken actions [T, B] under the policy logits [T, B, A]."""
+    return functional.log_softmax(logits, dim=-1).gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+
+
+@torch.no_grad()
+def nstep_returns(rewards: Tensor, discounts: Tensor, bootstrap_value: Tensor) -> Tensor:
+    """Bootstrapped n-step returns to the end of the unroll:
+
+    G_t = r_t + discount_t * G_{t+1},  G_T = bootstrap_value (the value of the state after the unroll).
+    """
+    returns = torch.empty_like(rewards)
+    following = bootstrap_value
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        following = rewards[t] + discounts[t] * following
+        returns[t] = following
+    return returns
+
+
+@torch.no_grad()
+def gae_advantages(
+    rewards: Tensor, discounts: Tensor, values: Tensor, bootstrap_value: Tensor, lam: float
+) -> Tensor:
+    """Generalised advantage estimates (Schulman et al. 2016):
+
+    delta_t = r_t + discount_t * V_{t+1} - V_t,  A_t = delta_t + discount_t * lam * A_{t+1},  A_T = 0,
+    with V_T = bootstrap_value. The lambda-return value targets are A_t + V_t; lam = 1 gives the
+    n-step returns minus V_t, lam = 0 the one-step TD errors.
+    """
+    next_values = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
+    deltas = rewards + discounts * next_values - values
+    advantages = torch.empty_like(rewards)
+    following = torch.zeros_like(bootstrap_value)
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        following = deltas[t] + discounts[t] * lam * following
+        advantages[t] = following
+    return advantages
+
+
+@torch.no_grad()
+def vtrace(
+    behaviour_log_probs: Tensor,
+    target_log_probs: Tensor,
+    rewards: Tensor,
+    discounts: Tensor,
+    values: Tensor,
+    bootstrap_value: Tensor,
+    rho_clip: float = 1.0,
+    c_clip: float = 1.0,
+) -> VTraceReturns:
+    """V-trace targets for off-policy actor-critic (Espeholt et al. 2018, IMPALA, eq. 1 and section 4.2):
+
+    rho_t = min(rho_clip, pi(a_t|x_t) / mu(a_t|x_t)),   c_t = min(c_clip, pi(a_t|x_t) / mu(a_t|x_t)),
+    delta_t = rho_t * (r_t + discount_t * V_{t+1} - V_t),
+    vs_t = V_t + delta_t + discount_t * c_t * (vs_{t+1} - V_{t+1}),   vs_T = V_T = bootstrap_value,
+    pg_advantage_t = rho_t * (r_t + discount_t * vs_{t+1} - V_t),
+    with mu the behaviour policy (the actor that acted) and pi the target policy (the learner).
+    With mu = pi and clips >= 1 the vs are the n-step returns.
+    """
+    ratios = torch.exp(target_log_probs - behaviour_log_probs)
+    rhos = torch.clamp(ratios, max=rho_clip)
+    cs = torch.clamp(ratios, max=c_clip)
+    next_values = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
+    deltas = rhos * (rewards + discounts * next_values - values)
+    corrections = torch.empty_like(values)  # vs_t - V_t
+    following = torch.zeros_like(bootstrap_value)
+    for t in range(values.shape[0] - 1, -1, -1):
+        following = deltas[t] + discounts[t] * cs[t] * following
+        corrections[t] = following
+    vs = values + corrections
+    next_vs = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)
+    pg_advantages = rhos * (rewards + discounts * next_vs - values)
+    return VTraceReturns(vs=vs, pg_advantages=pg_advantages)
+
+
+def actor_critic_loss(
+    logits: Tensor,
+    actions: Tensor,
+    values: Tensor,
+    value_targets: Tensor,
+    advantages: Tensor,
+    mask: Tensor,
+    value_coef: float = 0.5,
+    entropy_coef: float = 0.01,
+) -> LossTerms:
+    """The advantage actor-critic (A3C) loss, averaged over the steps where mask = 1:
+
+    policy  = -mean(log pi(a_t|x_t) * A_t)                (A_t treated as a constant)
+    value   = mean(0.5 * (V_t - target_t)^2)              (target_t treated as a constant)
+    entropy = mean(-sum_a pi(a|x_t) log pi(a|x_t))
+    total   = policy + value_coef * value - entropy_coef * entropy
+    logits [T, B, A], actions [T, B], values / value_targets / advantages / mask [T, B].
+    """
+    mask = mask.to(values.dtype)
+    count = mask.sum().clamp(min=1.0)
+    log_policy = functional.log_softmax(logits, dim=-1)
+    taken = log_policy.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+    policy = -(taken * advantages.detach() * mask).sum() / count
+    value = (0.5 * (values - value_targets.detach()).square() * mask).sum() / count
+    entropy = (-(log_policy.exp() * log_policy).sum(-1) * mask).sum() / count
+    total = policy + value_coef * value - entropy_coef * entropy
+    return LossTerms(total=total, policy=policy, value=value, entropy=entropy)
