@@ -1,0 +1,126 @@
+"""Actors: play a vector env with a CPU copy of the policy and write unrolls into rollout buffers.
+
+`Actor.unroll` is the one piece of acting code; the serial runtime (`--actors 0`), the actor
+processes of the learner runtime and the hogwild workers all call it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+import torch
+
+from nalu_rl.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
+
+
+def make_vector_env(config: Any, num_envs: int) -> Any:
+    """The native TimeTrack vector env of a run."""
+    from envs import TimeTrackVectorEnv
+
+    return TimeTrackVectorEnv(num_envs, **config.env_kwargs())
+
+
+class Actor:
+    """Steps `num_envs` environments with `model`; observations and recurrent state carry across unrolls."""
+
+    def __init__(self, config: Any, model: torch.nn.Module, num_envs: int, seed: int) -> None:
+        from envs import OUTCOMES
+
+        self.model = model
+        self.unroll_length = config.unroll_length
+        self.env = make_vector_env(config, num_envs)
+        observation, _ = self.env.reset(seed=seed)
+        self.observation = {key: torch.as_tensor(value) for key, value in observation.items()}
+        self.episode_start = torch.ones(num_envs, dtype=torch.bool)
+        self.action_ignored = np.zeros(num_envs, dtype=bool)
+        self.state = model.initial_state(num_envs)
+        self.running_return = np.zeros(num_envs, dtype=np.float32)
+        self.outcome_codes = {name: code for code, name in enumerate(OUTCOMES)}
+        self.generator = torch.Generator().manual_seed(seed)
+        self.steps = 0
+
+    @torch.inference_mode()
+    def unroll(self, slot: dict[str, torch.Tensor]) -> None:
+        """Play `unroll_length` steps of every env and write them into `slot` (a RolloutBuffers slot)."""
+        for index, part in enumerate(self.state):
+            slot[f"state.{index}"].copy_(part)
+        for t in range(self.unroll_length):
+            for key, value in self.observation.items():
+                slot[f"obs.{key}"][t].copy_(value)
+            slot["episode_start"][t].copy_(self.episode_start)
+            step_observation = {key: value.unsqueeze(0) for key, value in self.observation.items()}
+            logits, _, self.state = self.model(step_observation, self.episode_start.unsqueeze(0), self.state)
+            log_probs = torch.log_softmax(logits[0].float(), dim=-1)
+            actions = torch.multinomial(log_probs.exp(), 1, generator=self.generator).squeeze(1)
+            slot["actions"][t].copy_(actions)
+            slot["behaviour_log_probs"][t].copy_(log_probs.gather(1, actions.unsqueeze(1)).squeeze(1))
+
+            observation, reward, terminated, _, info = self.env.step(actions.numpy())
+            slot["rewards"][t].copy_(torch.as_tensor(reward, dtype=torch.float32))
+            slot["terminated"][t].copy_(torch.as_tensor(terminated))
+            slot["ignored"][t].copy_(torch.as_tensor(self.action_ignored))
+            self.running_return += reward
+            outcome = np.full(len(terminated), NO_OUTCOME, dtype=np.int8)
+            ended = np.asarray(info.get("_outcome", terminated), dtype=bool)
+            if ended.any():
+                outcome[ended] = [self.outcome_codes[name] for name in info["outcome"][ended]]
+                slot["delay"][t].copy_(torch.as_tensor(np.asarray(info["delay"], dtype=np.int32)))
+                slot["episode_return"][t].copy_(torch.as_tensor(self.running_return))
+                self.running_return[ended] = 0.0
+            slot["outcome"][t].copy_(torch.as_tensor(outcome))
+            # The observation after an ignored (autoreset) step is the first of a new episode.
+            self.episode_start = torch.as_tensor(self.action_ignored.copy())
+            self.action_ignored = np.asarray(terminated, dtype=bool).copy()
+            self.observation = {key: torch.as_tensor(value) for key, value in observation.items()}
+        for key, value in self.observation.items():
+            slot[f"obs.{key}"][self.unroll_length].copy_(value)
+        slot["episode_start"][self.unroll_length].copy_(self.episode_start)
+        self.steps += self.unroll_length * len(self.action_ignored)
+
+
+def actor_process(
+    actor_id: int,
+    config_dict: dict[str, Any],
+    seed: int,
+    buffers: RolloutBuffers,
+    weights: WeightStore,
+    link: Connection,
+    busy_seconds: Any,
+    stop: Any,
+) -> None:
+    """Entry point of an actor process: receive a free buffer index, fill it, send it back; repeat."""
+    from agents import make_agent
+    from nalu_rl.config import Config
+
+    # The parent decides when to stop (Ctrl-C reaches the whole process group): a child must not
+    # die half-way through writing a buffer.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch.set_num_threads(1)
+    config = Config.from_dict(config_dict)
+    env_probe = make_vector_env(config, 1)
+    model = make_agent(config.agent, env_probe.single_observation_space)
+    model.eval()
+    env_probe.close()
+    version = weights.pull(model, -1)
+    actor = Actor(config, model, buffers.num_envs, seed)
+    try:
+        while not stop.is_set():
+            if not link.poll(0.2):
+                continue
+            index = link.recv()
+            if index is None:
+                break
+            started = time.perf_counter()
+            version = weights.pull(model, version)
+            buffers.policy_versions[index] = version
+            actor.unroll(buffers.slot(index))
+            busy_seconds[actor_id] += time.perf_counter() - started
+            link.send(index)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass

@@ -1,0 +1,206 @@
+"""The one configuration of a training run: the command line, config.json, the checkpoint and the
+TensorBoard hparams are all derived from the `Config` dataclass below."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nalu_rl.cli import CliError
+
+
+def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
+    """A dataclass field carrying its one-line help (shown by --help) and extra argparse settings."""
+    return field(default=default, metadata={"help": help, **argparse_kwargs})
+
+
+@dataclass
+class Config:
+    """Every setting of a training run, with its default."""
+
+    agent: str = _option("nac", "agent (core) to train; one of agents.AGENT_NAMES")
+    obs: str = _option("pixels", "observation mode of the environment", choices=("pixels", "symbolic"))
+    runtime: str = _option(
+        "learner",
+        "learner: actor processes feed one learner; hogwild: workers update one shared model",
+        choices=("learner", "hogwild"),
+    )
+    actors: int = _option(2, "actor (or hogwild worker) processes; 0 runs the learner runtime in one process")
+    envs_per_actor: int = _option(64, "environments stepped together by each actor (hogwild: per worker)")
+    hogwild_envs: int = _option(1, "environments per hogwild worker (the classic A3C uses 1)")
+    unroll_length: int = _option(20, "environment steps per rollout (n of the n-step returns)")
+    batch_unrolls: int = _option(2, "actor rollouts stacked into one learner batch")
+    buffers_per_actor: int = _option(2, "shared rollout buffers per actor; bounds how far actors run ahead")
+    device: str = _option(
+        "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
+    )
+    learner_threads: int = _option(0, "torch threads of the learner (0: cores left by the actors, less one)")
+    total_steps: int = _option(20_000_000, "budget of environment steps")
+    delay_range: tuple[int, int] = _option(
+        (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")
+    )
+    size: int = _option(5, "side of the square grid")
+    stimulus: str = _option(
+        "onset", "stimulus shown at the first step only, or always", choices=("onset", "always")
+    )
+    reward_mode: str = _option("graded", "reward at arrival", choices=("graded", "exact"))
+    seed: int = _option(0, "random seed of the run")
+    learning_rate: float = _option(7e-4, "Adam learning rate")
+    gamma: float = _option(0.99, "discount factor")
+    entropy_coef: float = _option(0.01, "weight of the entropy bonus")
+    value_coef: float = _option(0.5, "weight of the value loss")
+    max_grad_norm: float = _option(40.0, "gradient norm clip")
+    rho_clip: float = _option(1.0, "V-trace importance weight clip (rho bar)")
+    c_clip: float = _option(1.0, "V-trace trace cutting clip (c bar)")
+    target_fraction: float = _option(
+        0.9, "stop when recent success >= this fraction of the mean ceiling over the training range"
+    )
+    success_window: int = _option(2000, "recent episodes over which the success rate is measured")
+    max_bad_updates: int = _option(20, "consecutive NaN/inf losses that stop the run")
+    checkpoint_interval_s: float = _option(
+        120.0, "seconds between checkpoints (one is also written at the end)"
+    )
+    log_interval_s: float = _option(5.0, "seconds between TensorBoard writes")
+    eval_episodes: int = _option(200, "episodes per delay of the final evaluation (0 skips it)")
+    eval_max_delay: int = _option(40, "final evaluation runs delays 1..this")
+    progress: bool = _option(True, "show a progress bar")
+    logdir: str | None = _option(None, "run folder (default runs/<agent>-<obs>-<seed>-<time>)")
+    resume: str | None = _option(None, "continue the run saved in this folder (its config is used)")
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """The TimeTrack keyword arguments this run trains with."""
+        return {
+            "obs_mode": self.obs,
+            "size": self.size,
+            "delay_range": list(self.delay_range),
+            "stimulus": self.stimulus,
+            "reward_mode": self.reward_mode,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible dict of the config, with the env keyword arguments under "env"."""
+        values = dataclasses.asdict(self)
+        values["delay_range"] = list(self.delay_range)
+        values["env"] = self.env_kwargs()
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Config:
+        """Rebuild a Config from `to_dict` output (unknown keys such as "env" are ignored)."""
+        names = {item.name for item in dataclasses.fields(cls)}
+        kwargs = {key: value for key, value in values.items() if key in names}
+        if "delay_range" in kwargs:
+            kwargs["delay_range"] = tuple(kwargs["delay_range"])
+        return cls(**kwargs)
+
+    def save_json(self, path: str | os.PathLike) -> None:
+        """Write the config as config.json-style JSON."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    def resolved_device(self) -> str:
+        """The torch device string the learner runs on."""
+        import torch
+
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        return self.device
+
+    def default_logdir(self) -> str:
+        """runs/<agent>-<obs>-<seed>-<time>."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return str(Path("runs") / f"{self.agent}-{self.obs}-{self.seed}-{stamp}")
+
+
+def _field_type(item: dataclasses.Field) -> Any:
+    hints = typing.get_type_hints(Config)
+    kind = hints[item.name]
+    if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
+        kind = next(arg for arg in typing.get_args(kind) if arg is not type(None))
+    return kind
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of `python -m nalu_rl.train`, one option per Config field."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nalu_rl.train",
+        description="Train an actor-critic agent on TimeTrack (reach the target exactly T steps after the "
+        "stimulus) until the training-range target is met or the step budget is spent.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for item in dataclasses.fields(Config):
+        flag = "--" + item.name.replace("_", "-")
+        kind = _field_type(item)
+        extra = {key: value for key, value in item.metadata.items() if key != "help"}
+        if kind is bool:
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=item.default, help=item.metadata["help"]
+            )
+        elif typing.get_origin(kind) is tuple:
+            element = typing.get_args(kind)[0]
+            parser.add_argument(
+                flag, type=element, nargs=2, default=item.default, help=item.metadata["help"], **extra
+            )
+        else:
+            parser.add_argument(flag, type=kind, default=item.default, help=item.metadata["help"], **extra)
+    return parser
+
+
+def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
+    """Parse the command line into a Config; also return the names of the options given explicitly."""
+    parser = build_parser()
+    # argparse exits with its own usage message on a malformed option; turn that into a one-line error.
+    parser.error = lambda message: (_ for _ in ()).throw(CliError(message))  # type: ignore[method-assign]
+    arguments = parser.parse_args(argv)
+    values = vars(arguments)
+    defaults = {item.name: item.default for item in dataclasses.fields(Config)}
+    given = {name for name, value in values.items() if value != defaults[name]}
+    values["delay_range"] = tuple(values["delay_range"])
+    return Config(**values), given
+
+
+def validate(config: Config) -> None:
+    """Raise CliError naming the first option whose value cannot work."""
+    from agents import AGENT_NAMES
+
+    if config.agent not in AGENT_NAMES:
+        raise CliError(f"unknown agent {config.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+    positive = (
+        "envs_per_actor",
+        "hogwild_envs",
+        "unroll_length",
+        "batch_unrolls",
+        "buffers_per_actor",
+        "size",
+    )
+    for name in positive:
+        if getattr(config, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
+    non_negative = ("actors", "total_steps", "learner_threads", "eval_episodes", "success_window")
+    for name in non_negative:
+        if getattr(config, name) < 0:
+            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")
+    if config.runtime == "hogwild" and config.actors < 1:
+        raise CliError("--runtime hogwild needs --actors of at least 1")
+    low, high = config.delay_range
+    if not 1 <= low <= high:
+        raise CliError(f"--delay-range must satisfy 1 <= LO <= HI, got {low} {high}")
+    if not 0.0 < config.gamma <= 1.0:
+        raise CliError(f"--gamma must be in (0, 1], got {config.gamma}")
+    if config.learning_rate <= 0:
+        raise CliError(f"--learning-rate must be positive, got {config.learning_rate}")
+    if not config.target_fraction >= 0.0:
+        raise CliError(f"--target-fraction must not be negative, got {config.target_fraction}")
+    if config.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise CliError("--device cuda asked for, but torch sees no CUDA device")

@@ -1,0 +1,111 @@
+"""What a user watches during training: recent episodes, the progress bar and TensorBoard."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class EpisodeWindow:
+    """The most recent finished episodes (delay, success, return) and the stopping target on them."""
+
+    def __init__(
+        self, capacity: int, delay_range: tuple[int, int], size: int, target_fraction: float
+    ) -> None:
+        from envs import success_ceiling
+
+        self.delays: deque[int] = deque(maxlen=capacity)
+        self.successes: deque[bool] = deque(maxlen=capacity)
+        self.returns: deque[float] = deque(maxlen=capacity)
+        self.capacity = capacity
+        low, high = delay_range
+        self.mean_ceiling = float(np.mean([success_ceiling(delay, size) for delay in range(low, high + 1)]))
+        self.target_success_rate = target_fraction * self.mean_ceiling
+        self.episodes_seen = 0
+
+    def add(self, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray) -> None:
+        """Append finished episodes."""
+        self.delays.extend(int(delay) for delay in delays)
+        self.successes.extend(bool(success) for success in successes)
+        self.returns.extend(float(value) for value in returns)
+        self.episodes_seen += len(delays)
+
+    @property
+    def full(self) -> bool:
+        """The window holds `capacity` episodes, so its rate is a fair estimate."""
+        return len(self.successes) >= self.capacity
+
+    def success_rate(self) -> float:
+        """Fraction of successes in the window (0 when empty)."""
+        return float(np.mean(self.successes)) if self.successes else 0.0
+
+    def mean_return(self) -> float:
+        """Mean episode return in the window (0 when empty)."""
+        return float(np.mean(self.returns)) if self.returns else 0.0
+
+    def success_rate_by_delay(self) -> dict[int, float]:
+        """Success rate of the window's episodes for each delay T seen."""
+        delays = np.asarray(self.delays)
+        successes = np.asarray(self.successes, dtype=float)
+        return {int(delay): float(successes[delays == delay].mean()) for delay in np.unique(delays)}
+
+    def target_reached(self) -> bool:
+        """The window is full and its success rate meets the target."""
+        return self.full and self.success_rate() >= self.target_success_rate
+
+
+class Dashboard:
+    """Progress bar (steps, SPS, recent success, ETA) and TensorBoard scalars of one run."""
+
+    def __init__(self, logdir: str | Path, total_steps: int, start_steps: int, progress: bool) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+
+        self.writer = SummaryWriter(str(logdir))
+        self.bar = tqdm(
+            total=total_steps,
+            initial=start_steps,
+            disable=not progress,
+            unit="step",
+            unit_scale=True,
+            smoothing=0.1,
+        )
+        self.shown_steps = start_steps
+        self.started = time.perf_counter()
+        self.start_steps = start_steps
+
+    def steps_per_second(self, steps: int) -> float:
+        """Environment steps per second since this dashboard opened (the one definition of SPS)."""
+        elapsed = time.perf_counter() - self.started
+        return (steps - self.start_steps) / elapsed if elapsed > 0 else 0.0
+
+    def show(self, steps: int, success_rate: float, window_full: bool) -> None:
+        """Move the progress bar to `steps` and show SPS and the recent success rate."""
+        self.bar.update(max(0, min(steps, self.bar.total) - self.shown_steps))
+        self.shown_steps = min(steps, self.bar.total)
+        marker = "" if window_full else "~"
+        self.bar.set_postfix_str(
+            f"SPS {self.steps_per_second(steps):,.0f} success {marker}{success_rate:.2f}"
+        )
+
+    def log(self, steps: int, scalars: dict[str, float]) -> None:
+        """Write `scalars` at global step `steps`."""
+        for name, value in scalars.items():
+            self.writer.add_scalar(name, value, steps)
+        self.writer.flush()
+
+    def close(self, hparams: dict[str, Any], metrics: dict[str, float]) -> None:
+        """Write the hparams with their final metrics, close the writer and the bar."""
+        plain = {
+            key: value if isinstance(value, int | float | str | bool) else str(value)
+            for key, value in hparams.items()
+        }
+        self.writer.add_hparams(
+            plain, {f"hparam/{key}": value for key, value in metrics.items()}, run_name="."
+        )
+        self.writer.close()
+        self.bar.close()
