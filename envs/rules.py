@@ -1,0 +1,209 @@
+"""The rules of TimeTrack, written once for a batch of episodes.
+
+The single env is a batch of one and the vector env a batch of `num_envs`: both advance through
+`EpisodeBatch`, so they cannot drift apart. Positions are flat cell indices `row * size + col`;
+moves, walls included, are one lookup in a precomputed table.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+OUTCOMES = ("success", "early", "late", "timeout")
+"""The ways an episode ends; `info["outcome"]` holds one of them on the last step."""
+
+NO_OUTCOME = -1
+SUCCESS, EARLY, LATE, TIMEOUT = range(4)
+# Indexed by an outcome code; code NO_OUTCOME (-1) picks the trailing "" (episode still running).
+OUTCOME_NAMES = np.array([*OUTCOMES, ""])
+
+ACTIONS = ("UP", "DOWN", "LEFT", "RIGHT", "PASS")
+NUM_ACTIONS = len(ACTIONS)
+_ROW_STEP = np.array([-1, 1, 0, 0, 0])
+_COL_STEP = np.array([0, 0, -1, 1, 0])
+# np.sign(t - delay) + 1 -> outcome code of an arrival: early, success, late.
+_ARRIVAL_CODE = np.array([EARLY, SUCCESS, LATE], dtype=np.int8)
+
+OBS_MODES = ("pixels", "symbolic")
+STIMULUS_MODES = ("onset", "always")
+REWARD_MODES = ("graded", "exact")
+RENDER_MODES = ("rgb_array", "human")
+
+EPISODES_PER_DRAW = 256
+"""Episodes whose random placement and delay are drawn from the generator in one call."""
+UNIFORMS_PER_EPISODE = 2  # one for the (agent, target) pair, one for the delay
+
+
+def integer_argument(name: str, value: object) -> int:
+    """`value` as an int (Python or numpy integer, not bool), else a ValueError naming `name`."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class TimeTrackConfig:
+    """The validated constructor arguments of TimeTrack (single and vector env alike)."""
+
+    size: int = 5
+    delay_range: tuple[int, int] = (5, 12)
+    max_delay: int = 1000
+    slack: int | None = None
+    obs_mode: str = "pixels"
+    stimulus: str = "onset"
+    reward_mode: str = "graded"
+    cell_px: int = 8
+    render_mode: str | None = None
+    timeout_slack: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        size = integer_argument("size", self.size)
+        if size < 2:
+            raise ValueError(f"size must be >= 2, got {self.size!r}")
+        max_delay = integer_argument("max_delay", self.max_delay)
+        if max_delay < 1:
+            raise ValueError(f"max_delay must be >= 1, got {self.max_delay!r}")
+        try:
+            low, high = self.delay_range
+        except (TypeError, ValueError):
+            raise ValueError(f"delay_range must be a pair (low, high), got {self.delay_range!r}") from None
+        low, high = integer_argument("delay_range", low), integer_argument("delay_range", high)
+        if not 1 <= low <= high <= max_delay:
+            raise ValueError(
+                f"delay_range must satisfy 1 <= low <= high <= max_delay={max_delay}, "
+                f"got {self.delay_range!r}"
+            )
+        slack = 2 * (size - 1) if self.slack is None else integer_argument("slack", self.slack)
+        if slack < 0:
+            raise ValueError(f"slack must be >= 0, got {self.slack!r}")
+        cell_px = integer_argument("cell_px", self.cell_px)
+        if cell_px < 1:
+            raise ValueError(f"cell_px must be >= 1, got {self.cell_px!r}")
+        for name, value, allowed in (
+            ("obs_mode", self.obs_mode, OBS_MODES),
+            ("stimulus", self.stimulus, STIMULUS_MODES),
+            ("reward_mode", self.reward_mode, REWARD_MODES),
+            ("render_mode", self.render_mode, (None, *RENDER_MODES)),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        for name, value in (
+            ("size", size),
+            ("delay_range", (low, high)),
+            ("max_delay", max_delay),
+            ("cell_px", cell_px),
+            ("timeout_slack", slack),
+        ):
+            object.__setattr__(self, name, value)
+
+    def checked_delay(self, delay: object) -> int:
+        """`delay` as an int in 1..max_delay, else a ValueError naming it."""
+        value = integer_argument("delay", delay)
+        if not 1 <= value <= self.max_delay:
+            raise ValueError(f"delay must be in 1..{self.max_delay} (max_delay), got {delay!r}")
+        return value
+
+
+def draw_uniforms(rng: np.random.Generator) -> np.ndarray:
+    """Uniforms in [0, 1) for the next EPISODES_PER_DRAW episodes of one env, shape (EPISODES_PER_DRAW, 2).
+
+    Each env, single or inside a vector env, consumes its own generator only through this call, so
+    env i of a vector env seeded `s` draws exactly what a single env seeded `s + i` draws.
+    """
+    return rng.random((EPISODES_PER_DRAW, UNIFORMS_PER_EPISODE))
+
+
+def _scaled_index(uniforms: np.ndarray, count: int) -> np.ndarray:
+    """Map uniforms in [0, 1) to integers in 0..count-1, uniformly."""
+    return np.minimum((uniforms * count).astype(np.int64), count - 1)
+
+
+class EpisodeBatch:
+    """The state of `num_envs` TimeTrack episodes and the rules that start and advance them.
+
+    Every attribute is an int64 array of shape (num_envs,): `agent`, `target` (flat cells),
+    `delay` (T) and `t` (actions taken in the episode).
+    """
+
+    def __init__(self, config: TimeTrackConfig, num_envs: int) -> None:
+        self.config = config
+        self.num_envs = num_envs
+        size = config.size
+        self.num_cells = size * size
+        rows, cols = np.divmod(np.arange(self.num_cells), size)
+        self.cell_row, self.cell_col = rows, cols
+        # next_cell[cell, action]: the cell an action leads to; a move into the wall stays put.
+        next_rows = np.clip(rows[:, None] + _ROW_STEP[None, :], 0, size - 1)
+        next_cols = np.clip(cols[:, None] + _COL_STEP[None, :], 0, size - 1)
+        self.next_cell = next_rows * size + next_cols
+        self.cell_distance = np.abs(rows[:, None] - rows[None, :]) + np.abs(cols[:, None] - cols[None, :])
+        self.agent = np.zeros(num_envs, dtype=np.int64)
+        self.target = np.ones(num_envs, dtype=np.int64)
+        self.delay = np.full(num_envs, config.delay_range[0], dtype=np.int64)
+        self.t = np.zeros(num_envs, dtype=np.int64)
+
+    def start(self, envs: np.ndarray | slice, uniforms: np.ndarray, delay: int | None = None) -> None:
+        """Begin new episodes in `envs` from one row of `draw_uniforms` output each; `delay` fixes T."""
+        pair = _scaled_index(uniforms[:, 0], self.num_cells * (self.num_cells - 1))
+        agent, offset = np.divmod(pair, self.num_cells - 1)
+        # The target is uniform over the other cells: skip the agent's cell.
+        self.agent[envs] = agent
+        self.target[envs] = offset + (offset >= agent)
+        if delay is None:
+            low, high = self.config.delay_range
+            self.delay[envs] = low + _scaled_index(uniforms[:, 1], high - low + 1)
+        else:
+            self.delay[envs] = delay
+        self.t[envs] = 0
+
+    def advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply one action per env; return (reward float32, terminated bool, outcome code int8).
+
+        The outcome code indexes OUTCOMES and is NO_OUTCOME while the episode runs.
+        """
+        self.t += 1
+        self.agent = self.next_cell[self.agent, actions]
+        arrived = self.agent == self.target
+        lateness = self.t - self.delay
+        # The timeout is part of the task (terminated, not truncated): no value bootstraps past it.
+        timed_out = ~arrived & (lateness >= self.config.timeout_slack)
+        if self.config.reward_mode == "graded":
+            arrival_reward = np.maximum(-1.0, 1.0 - 0.5 * np.abs(lateness))
+        else:
+            arrival_reward = np.where(lateness == 0, 1.0, -1.0)
+        reward = np.where(arrived, arrival_reward, np.where(timed_out, -1.0, 0.0)).astype(np.float32)
+        outcome = np.where(
+            arrived, _ARRIVAL_CODE[np.sign(lateness) + 1], np.where(timed_out, TIMEOUT, NO_OUTCOME)
+        ).astype(np.int8)
+        return reward, arrived | timed_out, outcome
+
+    def distance(self) -> np.ndarray:
+        """Manhattan distance between agent and target, per env."""
+        return self.cell_distance[self.agent, self.target]
+
+    def stimulus(self) -> np.ndarray:
+        """The stimulus each env observes now, shape (num_envs, 1) float32: T at onset (or always), else 0."""
+        always = self.config.stimulus == "always"
+        value = self.delay if always else np.where(self.t == 0, self.delay, 0)
+        return value.astype(np.float32)[:, None]
+
+
+def success_ceiling(delay: int, size: int = 5) -> float:
+    """The best possible success rate at delay T: P(Manhattan distance <= T) for a random placement.
+
+    Agent and target are uniform on two different cells of a `size` x `size` grid; enumerated exactly.
+    """
+    delay = integer_argument("delay", delay)
+    size = integer_argument("size", size)
+    if size < 2:
+        raise ValueError(f"size must be >= 2, got {size!r}")
+    rows, cols = np.divmod(np.arange(size * size), size)
+    distance = np.abs(rows[:, None] - rows[None, :]) + np.abs(cols[:, None] - cols[None, :])
+    distinct = ~np.eye(size * size, dtype=bool)
+    return float(np.count_nonzero((distance <= delay) & distinct) / np.count_nonzero(distinct))

@@ -1,0 +1,165 @@
+"""TimeTrackVectorEnv: `num_envs` TimeTrack envs stepped together with numpy, no Python loop over envs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from envs.rendering import EpisodeRenderer
+from envs.rules import (
+    EPISODES_PER_DRAW,
+    NO_OUTCOME,
+    NUM_ACTIONS,
+    OUTCOME_NAMES,
+    UNIFORMS_PER_EPISODE,
+    EpisodeBatch,
+    TimeTrackConfig,
+    draw_uniforms,
+    integer_argument,
+)
+from envs.time_track import RENDER_FPS, ObservationMaker, observation_space
+
+
+class TimeTrackVectorEnv(VectorEnv):
+    """`num_envs` independent TimeTrack envs (see `TimeTrackEnv`) advanced as one batch.
+
+    Env i of a vector env reset with `seed` plays exactly like `TimeTrackEnv` reset with `seed + i`
+    and fed the same actions. Autoreset is NEXT_STEP: the step after an env's episode ends starts a
+    new episode there, ignores that env's action and returns its first observation with reward 0.
+    Infos are arrays over envs: `delay`, `t`, `distance` always, `outcome` (str, "" where no episode
+    ended), each with its `_key` mask. Rewards are float32. Rendering shows env 0.
+    """
+
+    metadata = {
+        "render_modes": ["rgb_array", "human"],
+        "render_fps": RENDER_FPS,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int,
+        size: int = 5,
+        delay_range: tuple[int, int] = (5, 12),
+        max_delay: int = 1000,
+        slack: int | None = None,
+        obs_mode: str = "pixels",
+        stimulus: str = "onset",
+        reward_mode: str = "graded",
+        cell_px: int = 8,
+        render_mode: str | None = None,
+    ) -> None:
+        num_envs = integer_argument("num_envs", num_envs)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs!r}")
+        self.config = TimeTrackConfig(
+            size, delay_range, max_delay, slack, obs_mode, stimulus, reward_mode, cell_px, render_mode
+        )
+        self.num_envs = num_envs
+        self.render_mode = render_mode
+        self.single_observation_space = observation_space(self.config)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
+        self._batch = EpisodeBatch(self.config, num_envs)
+        self._observe = ObservationMaker(self.config)
+        self._env_rngs: list[np.random.Generator] | None = None
+        self._uniforms = np.zeros((num_envs, EPISODES_PER_DRAW, UNIFORMS_PER_EPISODE))
+        self._uniforms_used = np.full(num_envs, EPISODES_PER_DRAW, dtype=np.int64)
+        self._episode_ended = np.zeros(num_envs, dtype=bool)
+        self._all_envs = np.arange(num_envs)
+        self._all_true = np.ones(num_envs, dtype=bool)
+        self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
+        self._renderer = EpisodeRenderer(render_mode, self.config.size)
+
+    def _next_uniforms(self, envs: np.ndarray) -> np.ndarray:
+        """One row of uniforms per env in `envs`, from each env's own generator."""
+        used = self._uniforms_used[envs]
+        # Each env refills once per EPISODES_PER_DRAW episodes; this loop is over those few envs only.
+        for env in envs[used == EPISODES_PER_DRAW]:
+            self._uniforms[env] = draw_uniforms(self._env_rngs[env])
+            self._uniforms_used[env] = 0
+        used = self._uniforms_used[envs]
+        self._uniforms_used[envs] = used + 1
+        return self._uniforms[envs, used]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode in every env; env i is seeded `seed + i`; `options["delay"]` fixes T for all."""
+        super().reset(seed=seed)
+        if seed is not None or self._env_rngs is None:
+            # seed None on a fresh env: each env takes fresh entropy, as a single env would.
+            self._env_rngs = [
+                seeding.np_random(None if seed is None else seed + env)[0] for env in range(self.num_envs)
+            ]
+            self._uniforms_used[:] = EPISODES_PER_DRAW
+        delay = None
+        if options and options.get("delay") is not None:
+            delay = self.config.checked_delay(options["delay"])
+        self._batch.start(self._all_envs, self._next_uniforms(self._all_envs), delay)
+        self._episode_ended[:] = False
+        self._outcome_code[:] = NO_OUTCOME
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(self._batch), self._infos(None)
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Advance every env by one action (an int array of shape (num_envs,)); see the class docstring."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), "
+                f"got {actions.dtype} array of shape {actions.shape}"
+            )
+        if actions.min() < 0 or actions.max() >= NUM_ACTIONS:
+            bad = actions[(actions < 0) | (actions >= NUM_ACTIONS)]
+            raise ValueError(f"actions must be in 0..{NUM_ACTIONS - 1}, got {bad[:8].tolist()}")
+        batch = self._batch
+        restarting = self._episode_ended
+        reward, terminated, outcome = batch.advance(actions)
+        restart_envs = np.flatnonzero(restarting)
+        if len(restart_envs):
+            batch.start(restart_envs, self._next_uniforms(restart_envs))
+            reward[restart_envs] = 0.0
+            terminated[restart_envs] = False
+            outcome[restart_envs] = NO_OUTCOME
+        self._episode_ended = terminated
+        self._outcome_code = outcome
+        if self.render_mode == "human":
+            self.render()
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        return self._observe(batch), reward, terminated.copy(), truncated, self._infos(outcome)
+
+    def _infos(self, outcome: np.ndarray | None) -> dict[str, Any]:
+        batch = self._batch
+        infos = {
+            "delay": batch.delay.copy(),
+            "_delay": self._all_true.copy(),
+            "t": batch.t.copy(),
+            "_t": self._all_true.copy(),
+            "distance": batch.distance(),
+            "_distance": self._all_true.copy(),
+        }
+        if outcome is None:
+            outcome = np.full(self.num_envs, NO_OUTCOME, dtype=np.int8)
+        infos["outcome"] = OUTCOME_NAMES[outcome]
+        infos["_outcome"] = outcome != NO_OUTCOME
+        return infos
+
+    def render(self) -> np.ndarray | None:
+        """An RGB frame (rgb_array mode) or a window update (human mode) of env 0."""
+        return self._renderer.render(
+            self._batch, 0, str(OUTCOME_NAMES[self._outcome_code[0]]), self.metadata["render_fps"]
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the window, if any."""
+        self._renderer.close()

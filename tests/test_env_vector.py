@@ -1,0 +1,110 @@
+"""The native vector env: the same episodes as single envs, NEXT_STEP autoreset, batched infos."""
+
+import numpy as np
+import pytest
+
+from envs import OUTCOMES, TimeTrackEnv, TimeTrackVectorEnv
+from envs.rules import EPISODES_PER_DRAW
+
+
+@pytest.mark.parametrize("obs_mode", ["pixels", "symbolic"])
+def test_env_i_of_a_vector_env_seeded_s_matches_a_single_env_seeded_s_plus_i(obs_mode):
+    num_envs, steps, seed = 4, 1000, 21  # 4,000 env steps
+    # Short episodes: each env autoresets more often than one block of pre-drawn episodes holds.
+    kwargs = {"obs_mode": obs_mode, "delay_range": (1, 2), "slack": 1, "stimulus": "onset"}
+    vector = TimeTrackVectorEnv(num_envs, **kwargs)
+    singles = [TimeTrackEnv(**kwargs) for _ in range(num_envs)]
+    vector_obs, vector_info = vector.reset(seed=seed)
+    vector_flags = None  # (reward, terminated, truncated) arrays of the last vector step
+    single_results = [env.reset(seed=seed + i) for i, env in enumerate(singles)]
+    key = "pixels" if obs_mode == "pixels" else "grid"
+    ended = [False] * num_envs
+    episodes = [0] * num_envs
+    outcomes = set()
+    actions_by_step = np.random.default_rng(0).integers(0, 5, (steps, num_envs))
+    for step in range(steps + 1):
+        for i, (obs, *rest) in enumerate(single_results):
+            info = rest[-1]
+            assert np.array_equal(vector_obs[key][i], obs[key]), (step, i)
+            assert np.array_equal(vector_obs["stimulus"][i], obs["stimulus"]), (step, i)
+            for name in ("delay", "t", "distance"):
+                assert vector_info[name][i] == info[name] and vector_info[f"_{name}"][i]
+            assert vector_info["_outcome"][i] == ("outcome" in info)
+            if "outcome" in info:
+                assert vector_info["outcome"][i] == info["outcome"]
+                outcomes.add(info["outcome"])
+            if len(rest) == 4:  # a step result: reward, terminated, truncated, info
+                assert tuple(flags[i] for flags in vector_flags) == tuple(rest[:3])
+        if step == steps:
+            break
+        actions = actions_by_step[step]
+        vector_obs, *vector_flags, vector_info = vector.step(actions)
+        single_results = []
+        for i, env in enumerate(singles):
+            if ended[i]:
+                # NEXT_STEP autoreset: this step is the reset; the action is ignored.
+                obs, info = env.reset()
+                single_results.append((obs, 0.0, False, False, info))
+                ended[i] = False
+                episodes[i] += 1
+            else:
+                result = env.step(int(actions[i]))
+                single_results.append(result)
+                ended[i] = result[2]
+    assert min(episodes) > EPISODES_PER_DRAW
+    assert outcomes == set(OUTCOMES)
+
+
+def test_autoreset_step_ignores_the_action_and_returns_reward_zero():
+    vector = TimeTrackVectorEnv(3, obs_mode="symbolic", delay_range=(1, 1), slack=0)
+    vector.reset(seed=0)
+    _, reward, terminated, truncated, info = vector.step(np.array([4, 4, 4]))
+    assert terminated.all() and not truncated.any() and (reward == -1).all()
+    assert info["outcome"].tolist() == ["timeout"] * 3 and info["_outcome"].all()
+    obs, reward, terminated, truncated, info = vector.step(np.array([0, 1, 2]))
+    assert (reward == 0).all() and not terminated.any() and not truncated.any()
+    assert (info["t"] == 0).all() and not info["_outcome"].any()
+    assert (obs["stimulus"][:, 0] == 1).all()
+
+
+def test_fixed_delay_by_one_value_range_holds_across_autoresets():
+    vector = TimeTrackVectorEnv(16, obs_mode="symbolic", delay_range=(7, 7))
+    _, info = vector.reset(seed=3)
+    rng = np.random.default_rng(0)
+    ended_episodes = 0
+    for _ in range(100):
+        obs, _, terminated, _, info = vector.step(rng.integers(0, 5, 16))
+        assert (info["delay"] == 7).all()
+        assert set(obs["stimulus"][info["t"] == 0, 0]) <= {7.0}
+        ended_episodes += terminated.sum()
+    assert ended_episodes > 50
+
+
+def test_reset_delay_option_fixes_the_first_episode_of_every_env():
+    vector = TimeTrackVectorEnv(8, obs_mode="symbolic", delay_range=(5, 12))
+    obs, info = vector.reset(seed=0, options={"delay": 30})
+    assert (info["delay"] == 30).all() and (obs["stimulus"][:, 0] == 30).all()
+
+
+def test_observations_rewards_and_flags_are_batched_arrays():
+    vector = TimeTrackVectorEnv(4)
+    obs, _ = vector.reset(seed=0)
+    assert obs["pixels"].shape == (4, 56, 56, 3) and obs["pixels"].dtype == np.uint8
+    assert obs["stimulus"].shape == (4, 1) and obs["stimulus"].dtype == np.float32
+    assert obs in vector.observation_space
+    obs, reward, terminated, truncated, _ = vector.step(vector.action_space.sample())
+    assert obs in vector.observation_space
+    assert reward.shape == terminated.shape == truncated.shape == (4,)
+    assert terminated.dtype == truncated.dtype == np.bool_
+
+
+def test_placements_are_uniform_over_distinct_cells_and_delays():
+    vector = TimeTrackVectorEnv(4096, obs_mode="symbolic", delay_range=(5, 12))
+    obs, info = vector.reset(seed=0)
+    agent = obs["grid"][:, 0].reshape(4096, -1).argmax(1)
+    target = obs["grid"][:, 1].reshape(4096, -1).argmax(1)
+    assert (agent != target).all()
+    for values, count in ((agent, 25), (target, 25), (info["delay"] - 5, 8)):
+        frequencies = np.bincount(values, minlength=count) / len(values)
+        assert frequencies.shape == (count,)
+        assert np.abs(frequencies - 1 / count).max() < 0.3 / count
