@@ -5,6 +5,8 @@ Every call returns new arrays (callers keep them), filled from a cached backgrou
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 WALL_RGB = (64, 64, 64)
@@ -32,22 +34,39 @@ class PixelPainter:
                 background[line, cell_px:-cell_px] = GRID_LINE_RGB
                 background[cell_px:-cell_px, line] = GRID_LINE_RGB
         self.background = background
-        self._agent_rgb = np.array(AGENT_RGB, dtype=np.uint8)
-        self._target_rgb = np.array(TARGET_RGB, dtype=np.uint8)
+        # Cells are written as machine words, not bytes: one row of a cell (cell_px * 3 bytes) is a
+        # few words, so a cell block is a short list of word offsets (fancy indexing per byte is slow).
+        word_bytes = math.gcd(cell_px * 3, 8)
+        self._word = np.dtype(f"u{word_bytes}")
+        row_words = side * 3 // word_bytes
+        cell_row_words = cell_px * 3 // word_bytes
+        self._frame_words = side * row_words
+        rows, cols = np.divmod(np.arange(size * size), size)
+        block_rows = (rows[:, None] + 1) * cell_px + np.arange(cell_px)[None, :]  # (cells, cell_px)
+        first_words = (cols[:, None, None] + 1) * cell_row_words + np.arange(cell_row_words)
+        self._cell_words = (block_rows[:, :, None] * row_words + first_words).reshape(size * size, -1)
+        self._agent_words = self._block_words(AGENT_RGB)
+        self._target_words = self._block_words(TARGET_RGB)
+        self._frame_starts = np.zeros(
+            (0, 1), dtype=np.int64
+        )  # word offset of each frame, cached per batch size
+
+    def _block_words(self, rgb: tuple[int, int, int]) -> np.ndarray:
+        """One cell block of colour `rgb` as words, in the order of `_cell_words`."""
+        block_row = np.tile(np.array(rgb, dtype=np.uint8), self.cell_px).view(self._word)
+        return np.tile(block_row, self.cell_px)
 
     def paint(self, agent: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Frames showing the agent (gray) and target (red) at flat cells `agent`, `target`, one per env."""
         num_envs = len(agent)
         frames = np.empty((num_envs, *self.shape), dtype=np.uint8)
         frames[:] = self.background
-        across, px = self.cells_across, self.cell_px
-        # A view with one axis per cell row / cell column: a whole cell block is one index.
-        blocks = frames.reshape(num_envs, across, px, across, px, 3)
-        envs = np.arange(num_envs)
-        agent_row, agent_col = np.divmod(agent, self.size)
-        target_row, target_col = np.divmod(target, self.size)
-        blocks[envs, agent_row + 1, :, agent_col + 1] = self._agent_rgb
-        blocks[envs, target_row + 1, :, target_col + 1] = self._target_rgb
+        words = frames.reshape(-1).view(self._word)
+        if len(self._frame_starts) != num_envs:
+            self._frame_starts = (np.arange(num_envs) * self._frame_words)[:, None]
+        frame_starts = self._frame_starts
+        words[frame_starts + self._cell_words[agent]] = self._agent_words
+        words[frame_starts + self._cell_words[target]] = self._target_words
         return frames
 
 

@@ -160,6 +160,25 @@ def test_pixels_are_56x56_uint8_with_agent_gray_and_target_red_in_their_cells():
         assert AGENT_RGB[0] == AGENT_RGB[1] == AGENT_RGB[2] and TARGET_RGB[0] > 200 > max(TARGET_RGB[1:])
 
 
+@pytest.mark.parametrize("cell_px", [1, 3, 6, 8, 40])
+@pytest.mark.parametrize("size", [2, 5, 7])
+def test_pixels_match_a_cell_by_cell_drawing_for_any_cell_size(cell_px, size):
+    env = TimeTrackEnv(obs_mode="pixels", size=size, cell_px=cell_px)
+    symbolic_env = TimeTrackEnv(obs_mode="symbolic", size=size)
+    for seed in range(3):
+        image = env.reset(seed=seed)[0]["pixels"]
+        agent, target = positions(symbolic_env.reset(seed=seed)[0])
+        expected = np.empty(((size + 2) * cell_px, (size + 2) * cell_px, 3), dtype=np.uint8)
+        for row in range(size + 2):
+            for col in range(size + 2):
+                wall = row in (0, size + 1) or col in (0, size + 1)
+                colour = WALL_RGB if wall else FLOOR_RGB
+                colour = AGENT_RGB if (row - 1, col - 1) == agent else colour
+                colour = TARGET_RGB if (row - 1, col - 1) == target else colour
+                expected[row * cell_px : (row + 1) * cell_px, col * cell_px : (col + 1) * cell_px] = colour
+        assert np.array_equal(image, expected)
+
+
 def test_agent_and_target_never_share_a_cell_and_delay_covers_its_range():
     env = TimeTrackEnv(obs_mode="symbolic", size=2, delay_range=(3, 5))
     delays, pairs = set(), set()
