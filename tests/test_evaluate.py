@@ -1,0 +1,174 @@
+import csv
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from envs import TimeTrackEnv, TimeTrackVectorEnv, success_ceiling
+from nalu_rl.checkpoint import load_agent, save_checkpoint
+from nalu_rl.cli import run_cli
+from nalu_rl.evaluate import (
+    CSV_COLUMNS,
+    evaluate_and_write,
+    main,
+    parse_delays,
+    play_episodes,
+    slot_quotas,
+    success_by_delay,
+)
+
+ENV_KWARGS = {"size": 5, "obs_mode": "symbolic"}
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    path = tmp_path_factory.mktemp("checkpoint") / "lstm.pt"
+    torch.manual_seed(0)
+    model = make_agent("lstm", TimeTrackEnv(**ENV_KWARGS).observation_space)
+    config = {"agent": "lstm", "obs": "symbolic", "seed": 0, "delay_range": [5, 12], "env": ENV_KWARGS}
+    save_checkpoint(path, {"config": config, "model": model.state_dict()})
+    return path
+
+
+def run(argv):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(main, argv)
+    return exit_info.value.code
+
+
+def read_rows(path):
+    with open(path, newline="") as file:
+        reader = csv.DictReader(file)
+        return reader.fieldnames, list(reader)
+
+
+def test_evaluate_cli_writes_the_spec_columns_and_counts(tiny_checkpoint, tmp_path):
+    assert (
+        run(
+            [
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--delays",
+                "1-3,20",
+                "--episodes",
+                "30",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    header, rows = read_rows(tmp_path / "success_by_delay.csv")
+    assert tuple(header) == CSV_COLUMNS
+    assert [int(row["delay"]) for row in rows] == [1, 2, 3, 20]
+    for row in rows:
+        successes, episodes = int(row["successes"]), int(row["episodes"])
+        assert row["agent"] == "lstm"
+        assert episodes == 30 and 0 <= successes <= episodes
+        assert float(row["success_rate"]) == pytest.approx(successes / episodes, abs=1e-6)
+        assert float(row["ceiling"]) == pytest.approx(success_ceiling(int(row["delay"])), abs=1e-6)
+        assert float(row["ci_low"]) <= float(row["success_rate"]) <= float(row["ci_high"])
+    assert (tmp_path / "success_by_delay.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_evaluate_and_write_returns_the_csv_path(tiny_checkpoint, tmp_path):
+    model, config = load_agent(tiny_checkpoint)
+    path = evaluate_and_write(model, config, tmp_path / "eval", delays=[4, 9], episodes=5, greedy=True)
+    assert path == tmp_path / "eval" / "success_by_delay.csv"
+    _, rows = read_rows(path)
+    assert [(row["delay"], row["episodes"]) for row in rows] == [("4", "5"), ("9", "5")]
+    assert (tmp_path / "eval" / "success_by_delay.png").is_file()
+
+
+def test_a_delay_gives_the_same_episodes_whichever_delays_come_with_it(tiny_checkpoint):
+    model, config = load_agent(tiny_checkpoint)
+    alone = success_by_delay(model, config, [7], episodes=40, seed=3)
+    together = success_by_delay(model, config, [2, 7, 15], episodes=40, seed=3)
+    assert alone[0].outcomes == together[1].outcomes
+
+
+def scripted_policy(size):
+    """Even slots walk straight to the target (early, short episodes); odd slots wait and arrive
+    exactly at T (success, long episodes). Tracks t itself from the episode-start flags."""
+    elapsed = {}
+
+    def act(observations, episode_start):
+        grid = observations["grid"]
+        batch = grid.shape[0]
+        steps = elapsed.setdefault("t", np.zeros(batch, dtype=int))
+        steps[episode_start] = 0
+        delay = elapsed.setdefault("delay", np.zeros(batch))
+        delay[episode_start] = observations["stimulus"][episode_start, 0]
+        agent = np.argwhere(grid[:, 0].reshape(batch, -1))[:, 1]
+        target = np.argwhere(grid[:, 1].reshape(batch, -1))[:, 1]
+        row_gap = target // size - agent // size
+        col_gap = target % size - agent % size
+        move = np.select([row_gap < 0, row_gap > 0, col_gap < 0, col_gap > 0], [0, 1, 2, 3], 4)
+        distance = np.abs(row_gap) + np.abs(col_gap)
+        waits = (np.arange(batch) % 2 == 1) & (steps < delay - distance)
+        steps += 1
+        return np.where(waits, 4, move)
+
+    return act
+
+
+def test_episodes_of_different_lengths_are_counted_without_bias():
+    delay, slots, episodes = 12, 8, 40
+    env = TimeTrackVectorEnv(slots, delay_range=(delay, delay), **ENV_KWARGS)
+    (outcomes,) = play_episodes(scripted_policy(5), [env], [slot_quotas(episodes, slots)], [11])
+    # Every slot plays 5 episodes: 4 slots x 5 successes, 4 slots x 5 early arrivals, whatever
+    # their lengths. "The first 40 episodes to finish" would count mostly the short ones.
+    assert outcomes == Counter({"success": 20, "early": 20})
+
+
+def test_slot_quotas_sum_to_the_episodes():
+    assert slot_quotas(10, 4).tolist() == [3, 3, 2, 2]
+    assert slot_quotas(200, 200).tolist() == [1] * 200
+
+
+def test_ceiling_matches_an_exact_enumeration_of_placements():
+    size = 5
+    cells = list(itertools.product(range(size), repeat=2))
+    distances = [abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in itertools.permutations(cells, 2)]
+    for delay in range(1, 12):
+        exact = sum(distance <= delay for distance in distances) / len(distances)
+        assert success_ceiling(delay, size=size) == pytest.approx(exact, abs=1e-12)
+    spec = {1: 0.133, 2: 0.340, 3: 0.567, 4: 0.767, 5: 0.900, 6: 0.967, 7: 0.993, 8: 1.0}
+    for delay, ceiling in spec.items():
+        assert success_ceiling(delay, size=size) == pytest.approx(ceiling, abs=5e-4)
+
+
+@pytest.mark.parametrize(
+    ("spec", "delays"),
+    [("1-4", [1, 2, 3, 4]), ("5,8,12", [5, 8, 12]), ("1-3,20,40", [1, 2, 3, 20, 40]), ("3,1-2,3", [1, 2, 3])],
+)
+def test_delay_specs_give_sorted_delays(spec, delays):
+    assert parse_delays(spec) == delays
+
+
+@pytest.mark.parametrize("spec", ["", "0-3", "a", "5-2", "1-", "1,,2"])
+def test_bad_delay_specs_are_rejected(spec):
+    with pytest.raises(ValueError, match="delay spec"):
+        parse_delays(spec)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--checkpoint", "/nonexistent/x.pt"], "checkpoint not found"),
+        (["--agent", "no-such-agent"], "no shipped checkpoint"),
+        (["--checkpoint", "CKPT", "--delays", "3-1"], "bad delay spec"),
+        (["--checkpoint", "CKPT", "--out", "/proc/forbidden"], "cannot write"),
+        (["--checkpoint", "CKPT", "--episodes", "0"], "--episodes"),
+    ],
+)
+def test_bad_input_ends_with_one_line_error(argv, message, tiny_checkpoint, tmp_path, capsys):
+    argv = [str(tiny_checkpoint) if arg == "CKPT" else arg for arg in argv]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path)]
+    assert run(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and message in error
