@@ -297,3 +297,27 @@ def test_pixels_are_scaled_inside_the_model() -> None:
     reference_input = torch.ones(1, 3, 56, 56)
     expected = model.encoder.fully_connected(model.encoder.convolutions(reference_input))
     torch.testing.assert_close(features.reshape(1, -1), expected)
+
+
+def test_hand_set_nac_agent_counts_down_on_the_real_environment() -> None:
+    """On TimeTrack itself (stimulus at onset), the hand-set count is T - t - 1 at every observation."""
+    import gymnasium
+
+    import envs  # noqa: F401  (registers the environment)
+
+    env = gymnasium.make("nalu_rl/TimeTrack-v0", obs_mode="symbolic")
+    model = make_agent("nac", env.observation_space)
+    hand_set_countdown(model)
+    state = model.initial_state(1)
+    pass_action = 4  # staying put never arrives, so each episode runs on to its timeout
+    for episode, delay in enumerate((3, 17, 60)):
+        observation, info = env.reset(seed=episode, options={"delay": delay})
+        starting, terminated = True, False
+        while not terminated:
+            batch = {key: torch.as_tensor(value)[None, None] for key, value in observation.items()}
+            with torch.no_grad():
+                _, _, state = model(batch, torch.tensor([[starting]]), state)
+            assert model.describe_state(state)["nac"][0, 0].item() == delay - info["t"] - 1
+            observation, _, terminated, _, info = env.step(pass_action)
+            starting = False
+        assert info["t"] > delay
