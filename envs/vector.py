@@ -113,6 +113,8 @@ class TimeTrackVectorEnv(VectorEnv):
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Advance every env by one action (an int array of shape (num_envs,)); see the class docstring."""
+        if self._env_rngs is None:
+            raise RuntimeError("the vector env has not been reset: call reset() first")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
             raise ValueError(

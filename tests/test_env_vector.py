@@ -1,8 +1,10 @@
 """The native vector env: the same episodes as single envs, NEXT_STEP autoreset, batched infos."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import envs
 from envs import OUTCOMES, TimeTrackEnv, TimeTrackVectorEnv
 from envs.rules import EPISODES_PER_DRAW
 
@@ -108,3 +110,23 @@ def test_placements_are_uniform_over_distinct_cells_and_delays():
         frequencies = np.bincount(values, minlength=count) / len(values)
         assert frequencies.shape == (count,)
         assert np.abs(frequencies - 1 / count).max() < 0.3 / count
+
+
+def test_stepping_before_reset_asks_for_reset():
+    with pytest.raises(RuntimeError, match="reset"):
+        TimeTrackVectorEnv(2).step(np.array([0, 0]))
+
+
+def test_sync_vector_env_of_single_envs_agrees_with_the_native_vector_env():
+    sync = gym.make_vec(envs.ENV_ID, num_envs=3, vectorization_mode="sync", obs_mode="symbolic")
+    native = gym.make_vec(envs.ENV_ID, num_envs=3, obs_mode="symbolic")
+    sync_obs, _ = sync.reset(seed=8)
+    native_obs, _ = native.reset(seed=8)
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        assert np.array_equal(sync_obs["grid"], native_obs["grid"])
+        actions = rng.integers(0, 5, 3)
+        sync_obs, sync_reward, sync_terminated, *_ = sync.step(actions)
+        native_obs, native_reward, native_terminated, *_ = native.step(actions)
+        assert np.array_equal(sync_reward, native_reward)
+        assert np.array_equal(sync_terminated, native_terminated)
