@@ -36,7 +36,7 @@ class PixelEncoder(nn.Module):
         """pixels uint8 [..., H, W, C] -> features [..., feature_size]."""
         leading = pixels.shape[:-3]
         # NHWC -> NCHW as a view: the result is channels-last in memory, which the conv kernels accept.
-        images = pixels.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float() / 255.0
+        images = pixels.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float().mul_(1.0 / 255.0)
         return self.fully_connected(self.convolutions(images)).reshape(*leading, self.feature_size)
 
 
