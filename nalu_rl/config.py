@@ -128,8 +128,11 @@ def _field_type(item: dataclasses.Field) -> Any:
     return kind
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of `python -m nalu_rl.train`, one option per Config field."""
+def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
+    """The argparse parser of `python -m nalu_rl.train`, one option per Config field.
+
+    With `defaults=False` an option absent from the command line is absent from the result.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m nalu_rl.train",
         description="Train an actor-critic agent on TimeTrack (reach the target exactly T steps after the "
@@ -140,29 +143,30 @@ def build_parser() -> argparse.ArgumentParser:
         flag = "--" + item.name.replace("_", "-")
         kind = _field_type(item)
         extra = {key: value for key, value in item.metadata.items() if key != "help"}
+        extra["default"] = item.default if defaults else argparse.SUPPRESS
         if kind is bool:
             parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=item.default, help=item.metadata["help"]
+                flag, action=argparse.BooleanOptionalAction, help=item.metadata["help"], **extra
             )
         elif typing.get_origin(kind) is tuple:
             element = typing.get_args(kind)[0]
-            parser.add_argument(
-                flag, type=element, nargs=2, default=item.default, help=item.metadata["help"], **extra
-            )
+            parser.add_argument(flag, type=element, nargs=2, help=item.metadata["help"], **extra)
         else:
-            parser.add_argument(flag, type=kind, default=item.default, help=item.metadata["help"], **extra)
+            parser.add_argument(flag, type=kind, help=item.metadata["help"], **extra)
     return parser
 
 
 def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     """Parse the command line into a Config; also return the names of the options given explicitly."""
-    parser = build_parser()
-    # argparse exits with its own usage message on a malformed option; turn that into a one-line error.
-    parser.error = lambda message: (_ for _ in ()).throw(CliError(message))  # type: ignore[method-assign]
-    arguments = parser.parse_args(argv)
-    values = vars(arguments)
-    defaults = {item.name: item.default for item in dataclasses.fields(Config)}
-    given = {name for name, value in values.items() if value != defaults[name]}
+
+    def one_line_error(message: str) -> None:
+        raise CliError(message)
+
+    parser, explicit_parser = build_parser(), build_parser(defaults=False)
+    # argparse exits with its own usage text on a malformed option; make that a one-line error.
+    parser.error = explicit_parser.error = one_line_error  # type: ignore[method-assign]
+    values = vars(parser.parse_args(argv))
+    given = set(vars(explicit_parser.parse_args(argv)))
     values["delay_range"] = tuple(values["delay_range"])
     return Config(**values), given
 

@@ -41,6 +41,7 @@ class TrainingRun:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.steps = 0
         self.updates = 0
+        self.start_steps = 0
         self.elapsed_before = 0.0
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
@@ -70,7 +71,7 @@ class TrainingRun:
         try:
             self.model.load_state_dict(payload["model"])
             self.optimizer.load_state_dict(payload["optimizer"])
-            self.steps = int(payload["steps"])
+            self.steps = self.start_steps = int(payload["steps"])
             self.updates = int(payload["updates"])
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
             rng = payload["rng"]
@@ -236,7 +237,18 @@ def _prepare(argv: Sequence[str] | None) -> tuple[Config, Path, dict[str, Any] |
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train as the command line says; return the exit code."""
+    """Train as the command line says, then evaluate; return the exit code."""
+    run = run_training(argv)
+    if run.failure is not None:
+        print(f"error: {run.failure}", file=sys.stderr)
+        return 1
+    if run.signal_received is None:
+        evaluate(run)
+    return 0
+
+
+def run_training(argv: Sequence[str] | None = None) -> TrainingRun:
+    """Train as the command line says (no final evaluation) and return the finished run."""
     config, logdir, payload = _prepare(argv)
     config.save_json(logdir / "config.json")
     run = TrainingRun(config, logdir, payload)
@@ -269,17 +281,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             {key: value for key, value in config.to_dict().items() if key != "env"},
             {"success_rate": run.window.success_rate(), "steps": float(run.steps)},
         )
+    restarts = run.counters["actor_restarts"]
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "
-        f"recent success {run.window.success_rate():.3f}; run folder {logdir}",
+        f"recent success {run.window.success_rate():.3f}, {run.counters['bad_updates']} updates skipped "
+        f"(NaN/inf), {restarts} dead actor{'s' if restarts != 1 else ''} replaced; run folder {logdir}",
         file=sys.stderr,
     )
-    if run.failure is not None:
-        print(f"error: {run.failure}", file=sys.stderr)
-        return 1
-    if run.signal_received is None:
-        evaluate(run)
-    return 0
+    return run
 
 
 def evaluate(run: TrainingRun) -> Path | None:

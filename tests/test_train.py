@@ -1,0 +1,184 @@
+"""`python -m nalu_rl.train`: options, one-line errors, checkpoints, resume, and learning in one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nalu_rl import train
+from nalu_rl.checkpoint import load_checkpoint
+from nalu_rl.cli import run_cli
+from nalu_rl.config import Config, build_parser
+
+# An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
+EASY = [
+    "--agent", "lstm", "--obs", "symbolic", "--size", "3", "--delay-range", "2", "3",
+    "--envs-per-actor", "32", "--unroll-length", "10", "--batch-unrolls", "1", "--learning-rate", "3e-3",
+    "--success-window", "300", "--eval-episodes", "0", "--no-progress", "--log-interval-s", "1",
+]  # fmt: skip
+
+
+def random_policy_success_rate(size: int, delay_range: tuple[int, int], episodes: int = 2000) -> float:
+    """Success rate of uniformly random actions on the easy setting, measured."""
+    from envs import TimeTrackVectorEnv
+
+    env = TimeTrackVectorEnv(64, size=size, delay_range=delay_range, obs_mode="symbolic")
+    env.reset(seed=123)
+    rng = np.random.default_rng(0)
+    successes = finished = 0
+    while finished < episodes:
+        _, _, _, _, info = env.step(rng.integers(0, 5, size=64))
+        if "_outcome" in info:
+            ended = info["_outcome"]
+            finished += int(ended.sum())
+            successes += int((info["outcome"][ended] == "success").sum())
+    return successes / finished
+
+
+def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(train.main, argv)
+    return exit_info.value.code, capsys.readouterr().err
+
+
+def test_every_config_field_is_an_option_with_help() -> None:
+    help_text = build_parser().format_help()
+    for name in Config.__dataclass_fields__:
+        assert "--" + name.replace("_", "-") in help_text
+    for action in build_parser()._actions:
+        if action.dest != "help":
+            assert action.help, action.dest
+
+
+def test_config_round_trips_through_its_dict_and_names_the_env() -> None:
+    config = Config(agent="lstm", obs="symbolic", delay_range=(3, 7), size=4)
+    values = json.loads(json.dumps(config.to_dict()))
+    assert Config.from_dict(values) == config
+    assert values["env"] == {
+        "obs_mode": "symbolic", "size": 4, "delay_range": [3, 7], "stimulus": "onset", "reward_mode": "graded"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agent", "no-such-agent"], "unknown agent"),
+        (["--total-steps", "-5"], "--total-steps"),
+        (["--actors", "many"], "--actors"),
+        (["--delay-range", "9", "3"], "--delay-range"),
+        (["--logdir", "/proc/no-such-dir/run"], "cannot write"),
+        (["--resume", "/tmp/nalu_rl-no-such-run"], "checkpoint not found"),
+    ],
+)
+def test_bad_option_exits_nonzero_with_one_line(argv: list[str], message: str, capsys) -> None:
+    code, stderr = run_cli_capture(argv, capsys)
+    assert code != 0
+    assert stderr.count("\n") == 1 and stderr.startswith("error:")
+    assert message in stderr
+
+
+def test_corrupt_checkpoint_is_refused_with_one_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint at all")
+    code, stderr = run_cli_capture(["--resume", str(tmp_path)], capsys)
+    assert code == 2
+    assert stderr.count("\n") == 1 and "cannot read checkpoint" in stderr
+
+
+def test_checkpoint_holding_pickled_objects_is_refused(tmp_path: Path) -> None:
+    # A pickled class instance: torch.load(weights_only=True) must refuse it; run in a child so the
+    # test sees exactly what a user sees.
+    script = (
+        "import collections, torch\n"
+        "Point = collections.namedtuple('Point', 'x y')\n"
+        f"torch.save({{'format': 'nalu_rl-checkpoint-1', 'config': {{}}, 'model': {{}}, "
+        f"'evil': Point(1, 2)}}, {str(tmp_path / 'checkpoint.pt')!r})\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "nalu_rl.train", "--resume", str(tmp_path)], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "cannot read checkpoint" in result.stderr
+
+
+def test_serial_learner_learns_well_above_a_random_policy(tmp_path: Path) -> None:
+    run = train.run_training([*EASY, "--actors", "0", "--total-steps", "80000", "--logdir", str(tmp_path)])
+    chance = random_policy_success_rate(3, (2, 3))
+    assert run.window.full
+    assert run.window.success_rate() >= max(2 * chance, chance + 0.15), (run.window.success_rate(), chance)
+    # The run folder holds what SPEC §4 promises.
+    assert (tmp_path / "config.json").is_file() and (tmp_path / "checkpoint.pt").is_file()
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path))
+    payload = load_checkpoint(tmp_path)
+    assert payload["config"]["env"]["delay_range"] == [2, 3] and payload["steps"] == run.steps
+
+
+def test_stops_when_the_target_success_rate_is_reached(tmp_path: Path) -> None:
+    run = train.run_training(
+        [
+            *EASY,
+            "--actors",
+            "0",
+            "--total-steps",
+            "1000000",
+            "--target-fraction",
+            "0.05",
+            "--logdir",
+            str(tmp_path),
+        ]
+    )
+    assert run.stop_reason.startswith("target reached")
+    assert run.steps < 1_000_000
+
+
+def test_resume_continues_step_count_and_optimizer(tmp_path: Path) -> None:
+    first = train.run_training([*EASY, "--actors", "0", "--total-steps", "3000", "--logdir", str(tmp_path)])
+    saved = load_checkpoint(tmp_path)
+    second = train.run_training(["--resume", str(tmp_path), "--total-steps", "6000"])
+    assert second.start_steps == first.steps == saved["steps"]
+    assert second.steps >= 6000
+    resumed = load_checkpoint(tmp_path)
+    assert resumed["steps"] == second.steps and resumed["updates"] == first.updates + (
+        second.updates - first.updates
+    )
+    # Adam's step count carried on from the first run instead of restarting at zero.
+    adam_steps = resumed["optimizer"]["state"][0]["step"]
+    assert float(adam_steps) == second.updates > first.updates
+
+
+def test_resume_refuses_to_change_the_task(tmp_path: Path, capsys) -> None:
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    code, stderr = run_cli_capture(["--resume", str(tmp_path), "--size", "5"], capsys)
+    assert code == 2 and "--size" in stderr
+
+
+def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    good = load_checkpoint(tmp_path)
+    from nalu_rl import learner
+
+    real_loss = learner.compute_loss
+
+    def nan_loss(*args, **kwargs):
+        total, extras = real_loss(*args, **kwargs)
+        extras["loss/total"] = float("nan")
+        return total * float("nan"), extras
+
+    monkeypatch.setattr(learner, "compute_loss", nan_loss)
+    code, stderr = run_cli_capture(
+        ["--resume", str(tmp_path), "--total-steps", "100000", "--max-bad-updates", "3"], capsys
+    )
+    assert code == 1
+    assert "3 updates in a row had a NaN/inf loss" in stderr
+    kept = load_checkpoint(tmp_path)
+    assert kept["steps"] == good["steps"]
+    assert all(torch.equal(kept["model"][key], good["model"][key]) for key in good["model"])
