@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--act-batch", type=int, default=128, help="batch of one-step acting")
     parser.add_argument("--unroll", type=int, default=20, help="unroll length T of a training batch")
     parser.add_argument("--train-batch", type=int, default=32, help="envs B of a training batch")
-    parser.add_argument("--repeats", type=int, default=5, help="timed repetitions (the best is kept)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed repetitions (the best is kept)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
