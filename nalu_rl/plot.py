@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nalu_rl.plot",
         description="Plot success rate vs delay T from evaluation CSVs, one curve per agent label "
-        "(rows of the same label are seeds: mean and 95%% t-interval).",
+        "(rows of the same label are seeds: mean and 95% t-interval).",
     )
     parser.add_argument(
         "csv", nargs="+", metavar="CSV", help="success_by_delay.csv files written by evaluate"
