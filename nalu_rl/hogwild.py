@@ -152,12 +152,23 @@ def train_hogwild(run: TrainingRun) -> None:
         child_end.close()
         processes[worker_id], links[worker_id] = process, parent_end
 
+    def receive(worker_id: int) -> None:
+        link = links[worker_id]
+        try:
+            while link.poll():
+                _account(run, link.recv())
+        except (EOFError, OSError):
+            links[worker_id] = None
+
     def close() -> None:
         stop.set()
         deadline = time.monotonic() + 2.0
-        for process in processes:
+        for worker_id, process in enumerate(processes):
             if process is not None:
                 process.join(timeout=max(0.0, deadline - time.monotonic()))
+            # Count the updates that workers applied after the stop was asked for.
+            if links[worker_id] is not None:
+                receive(worker_id)
         for process in processes:
             if process is not None and process.is_alive():
                 process.terminate()
@@ -174,12 +185,7 @@ def train_hogwild(run: TrainingRun) -> None:
     try:
         while not run.should_stop():
             for link in wait([link for link in links if link is not None], timeout=0.1):
-                worker_id = links.index(link)
-                try:
-                    while link.poll():
-                        _account(run, link.recv())
-                except (EOFError, OSError):
-                    links[worker_id] = None
+                receive(links.index(link))
             for worker_id, process in enumerate(processes):
                 if not process.is_alive():
                     process.join(timeout=0)

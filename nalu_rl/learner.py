@@ -279,7 +279,7 @@ def _learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Wei
     """One learner step on a batch: update, publish weights, account steps and episodes."""
     started = time.perf_counter()
     run.record_batch(batch)
-    lag = (weights.version.value - batch.policy_versions).float()
+    lag = (weights.version - batch.policy_versions).float()
     metrics = learner.update(batch.to(run.device))
     if metrics is None:
         run.bad_update()

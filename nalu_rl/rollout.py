@@ -20,6 +20,7 @@ Time layout of one unroll (t = 0 .. T-1, T = unroll_length):
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import gymnasium
@@ -155,28 +156,44 @@ class RolloutBuffers:
 
 
 class WeightStore:
-    """The latest policy weights in shared memory, with a version number actors compare against."""
+    """The latest policy weights in shared memory, with a version number actors compare against.
+
+    One writer (the learner), many readers (the actors), no lock: the writer makes a sequence
+    number odd while it copies and even when done, and a reader that saw it change or odd copies
+    again. A reader killed at any moment therefore cannot block the learner.
+    """
 
     def __init__(self, model: torch.nn.Module, context: Any) -> None:
         self.tensors = {
             key: value.detach().to("cpu", copy=True).share_memory_()
             for key, value in model.state_dict().items()
         }
-        self.version = context.Value("q", 0, lock=False)
-        self.lock = context.Lock()
+        self.sequence = context.Value("q", 0, lock=False)
+
+    @property
+    def version(self) -> int:
+        """Number of times weights were published."""
+        return int(self.sequence.value) // 2
 
     def publish(self, model: torch.nn.Module) -> int:
         """Copy `model`'s weights into the store and return the new version number."""
-        with torch.no_grad(), self.lock:
+        with torch.no_grad():
+            self.sequence.value += 1
             for key, value in model.state_dict().items():
                 self.tensors[key].copy_(value)
-            self.version.value += 1
-            return int(self.version.value)
+            self.sequence.value += 1
+        return self.version
 
     def pull(self, model: torch.nn.Module, known_version: int) -> int:
         """Load the stored weights into `model` if newer than `known_version`; return the version it holds."""
-        if self.version.value == known_version:
-            return known_version
-        with torch.no_grad(), self.lock:
-            model.load_state_dict(self.tensors)
-            return int(self.version.value)
+        while True:
+            before = int(self.sequence.value)
+            if before // 2 == known_version and before % 2 == 0:
+                return known_version
+            if before % 2:
+                time.sleep(0.0005)
+                continue
+            with torch.no_grad():
+                model.load_state_dict(self.tensors)
+            if int(self.sequence.value) == before:
+                return before // 2
