@@ -77,8 +77,6 @@ class Wiring:
             raise ValueError(f"counter must be None or one of {COUNTER_KINDS}, got {self.counter!r}")
         if (self.counter is None) == bool(self.counter_inputs):
             raise ValueError("counter_inputs must be given exactly when there is a counter")
-        if self.counter == "accumulator" and not self.counter_inputs:
-            raise ValueError("an accumulator needs inputs")
         if not self.actor_inputs or not self.critic_inputs:
             raise ValueError("actor_inputs and critic_inputs must not be empty")
         uses = set(self.lstm_inputs) | set(self.actor_inputs) | set(self.critic_inputs)

@@ -1,8 +1,9 @@
 """The agents by their --agent name: each name is a core wiring (see `agents.model`), built by `make_agent`.
 
-Measured results for most wirings are in the project's NOTES (symbolic observations, trained on
-T in 5..12): any LSTM-derived time signal on the actor's path broke extrapolation beyond the
-training range; an accumulator fed only time-invariant inputs (stimulus, bias) held far beyond it.
+The "Measured" lines quote a prototype's success rates (symbolic observations, trained on T in
+5..12, about 100 episodes per T; the plain LSTM: .41 at T = 14, 0 at 16). In it any LSTM-derived
+time signal on the actor's path broke extrapolation beyond the training range, while an
+accumulator fed only time-invariant inputs (stimulus, bias) held far beyond it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def nac_paper_wiring() -> Wiring:
     """The paper-literal NAC agent: LSTM(128) on [encoder, stimulus] and beside it a recurrent NAC
     n_t = NAC([h_t, stimulus, n_{t-1}]) (8 units); both heads linear on [h, n].
 
-    Measured: no better than the LSTM beyond the training range (the LSTM does the timing).
+    Measured: .82 at T = 14, 0 at 16: the LSTM does the timing, the NAC path adds little.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -43,7 +44,7 @@ def nac_paper_bias_wiring() -> Wiring:
     """As nac-paper, but the recurrent NAC reads only time-invariant inputs:
     n_t = NAC([stimulus, 1, n_{t-1}]).
 
-    Measured: the heads still lean on the LSTM; no extrapolation.
+    Measured: .47 at T = 14, 0 at 16: the heads still lean on the LSTM.
     """
     return replace(nac_paper_wiring(), counter_inputs=_STIMULUS_AND_BIAS)
 
@@ -54,7 +55,8 @@ def nac_critic_lstm_wiring() -> Wiring:
     m_t = m_{t-1} + NAC([stimulus, 1]) (8 units, identity recurrence so a count cannot decay);
     actor: MLP(128) on [encoder, m]; critic: linear on [h, m], the LSTM(128) reading
     [encoder, stimulus]. No LSTM signal reaches the policy, so the policy's timing stays on the
-    linear count. Measured: extrapolates like the NAC-only agent (.98 success at T = 25).
+    linear count. Measured: .98 at T = 14, 1.0 at 16, .98 at 20 and 25, .88 at 30, as good as
+    the NAC-only agent.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -70,7 +72,7 @@ def nac_beside_lstm_wiring() -> Wiring:
     """LSTM(128) on [encoder, stimulus] beside a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]);
     both heads MLP(128) on [h, m].
 
-    Measured: extrapolation gone (.18 at T = 14): the policy relies on the LSTM's own timing.
+    Measured: .18 at T = 14, 0 at 16: the policy relies on the LSTM's own timing.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -95,7 +97,7 @@ def nac_lstm_feeds_wiring() -> Wiring:
     """The LSTM feeds the accumulator: m_t = m_{t-1} + NAC([h_t, stimulus, 1]); both heads MLP(128) on
     [encoder, m] only.
 
-    Measured: .46 at T = 14: the LSTM writes its own nonlinear timing into the count.
+    Measured: .46 at T = 14, 0 at 16: the LSTM writes its own nonlinear timing into the count.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -138,7 +140,7 @@ def nac_recurrent_ff_wiring() -> Wiring:
     """No LSTM: a learned linear recurrence n_t = NAC([stimulus, 1, n_{t-1}]) and MLP(128) heads on
     [encoder, n]. The recurrence can decay, unlike the accumulator's identity.
 
-    Measured: .72 at T = 20, 0 at 25.
+    Measured: .93 at T = 16, .72 at 20, 0 at 25.
     """
     return replace(nac_ff_wiring(), counter="recurrent")
 
