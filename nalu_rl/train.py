@@ -62,6 +62,8 @@ class TrainingRun:
         self.dashboard: Dashboard | None = None
         self.checkpoint_lock: Any = contextlib.nullcontext()
         self.started = time.perf_counter()
+        self.first_batch_time: float | None = None
+        self.first_batch_steps = 0
         self.last_log = self.last_checkpoint = self.started
         self.last_log_steps = self.steps
         self.last_timing = dict(self.timing)
@@ -143,9 +145,18 @@ class TrainingRun:
         self.counters["bad_updates_in_a_row"] += 1
 
     # -- the loop's heartbeat ----------------------------------------------------------------
+    def steady_steps_per_second(self) -> float:
+        """SPS from the first trained batch to now (process start-up and first weights excluded)."""
+        if self.first_batch_time is None:
+            return 0.0
+        elapsed = time.perf_counter() - self.first_batch_time
+        return (self.steps - self.first_batch_steps) / elapsed if elapsed > 0 else 0.0
+
     def should_stop(self) -> bool:
         """Refresh progress, logs and checkpoints; True once the run must end (and why, in stop_reason)."""
         now = time.perf_counter()
+        if self.first_batch_time is None and self.steps > self.start_steps:
+            self.first_batch_time, self.first_batch_steps = now, self.steps
         if self.dashboard is not None:
             self.dashboard.show(self.steps, self.window.success_rate(), self.window.full)
             if now - self.last_log >= self.config.log_interval_s:

@@ -1,0 +1,129 @@
+"""Training throughput: SPS of the `learner` and `hogwild` runtimes on the same agent and step budget,
+both observation modes, with their ratio; learner-only samples/s; optionally time to the 90% target.
+
+    python scripts/bench_train.py                       # the table, a few minutes on 2 cores
+    python scripts/bench_train.py --time-to-target      # also train on 5..12 until 90% of the ceiling
+    python scripts/bench_train.py --device cuda --actors 16 --modes pixels   # a GPU box
+
+SPS is measured from the first trained batch to the end of the run (process start-up excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import tempfile
+import time
+
+import torch
+
+from nalu_rl import train
+
+
+def training_run(argv: list[str]) -> train.TrainingRun:
+    """One quiet training run (no progress bar, no evaluation, no stop on success)."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        return train.run_training(argv)
+
+
+def learner_samples_per_second(
+    agent: str, obs: str, device: str, envs: int, unroll: int, updates: int
+) -> float:
+    """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
+    from envs import TimeTrackVectorEnv
+    from nalu_rl.actor import Actor
+    from nalu_rl.config import Config
+    from nalu_rl.learner import Learner
+    from nalu_rl.rollout import RolloutBuffers
+
+    config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll)
+    space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
+    from agents import make_agent
+
+    acting = make_agent(agent, space).eval()
+    buffers = RolloutBuffers(space, acting.initial_state(envs), unroll, envs, 1, shared=False)
+    Actor(config, acting, envs, seed=0).unroll(buffers.slot(0))
+    model = make_agent(agent, space).to(device)
+    learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
+    batch = buffers.batch([0], pin_memory=device == "cuda").to(device)
+    learner.update(batch)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(updates):
+        learner.update(batch)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return updates * batch.num_steps / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="nac")
+    parser.add_argument("--modes", nargs="+", default=["symbolic", "pixels"], choices=("symbolic", "pixels"))
+    parser.add_argument("--actors", type=int, default=2, help="actor processes (and hogwild workers)")
+    parser.add_argument("--envs-per-actor", type=int, default=64)
+    parser.add_argument("--batch-unrolls", type=int, default=2)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--learner-steps", type=int, default=400_000, help="step budget of each learner run")
+    parser.add_argument("--hogwild-steps", type=int, default=40_000, help="step budget of each hogwild run")
+    parser.add_argument("--skip-hogwild", action="store_true")
+    parser.add_argument(
+        "--time-to-target", action="store_true", help="also train to 90%% of the ceiling on 5..12"
+    )
+    arguments = parser.parse_args()
+
+    common = ["--agent", arguments.agent, "--eval-episodes", "0", "--no-progress", "--target-fraction", "2"]
+    common += ["--actors", str(arguments.actors), "--logdir"]
+    folder = tempfile.mkdtemp(prefix="bench_train-")
+    rows = []
+    for obs in arguments.modes:
+        learner_run = training_run(
+            [*common, f"{folder}/learner-{obs}", "--obs", obs, "--device", arguments.device]
+            + [
+                "--envs-per-actor",
+                str(arguments.envs_per_actor),
+                "--batch-unrolls",
+                str(arguments.batch_unrolls),
+            ]
+            + ["--total-steps", str(arguments.learner_steps)]
+        )
+        learner_sps = learner_run.steady_steps_per_second()
+        hogwild_sps = float("nan")
+        if not arguments.skip_hogwild:
+            hogwild_run = training_run(
+                [*common, f"{folder}/hogwild-{obs}", "--obs", obs, "--runtime", "hogwild"]
+                + ["--total-steps", str(arguments.hogwild_steps)]
+            )
+            hogwild_sps = hogwild_run.steady_steps_per_second()
+        only = learner_samples_per_second(
+            arguments.agent, obs, arguments.device, arguments.envs_per_actor * arguments.batch_unrolls, 20, 10
+        )
+        rows.append((obs, learner_sps, hogwild_sps, learner_sps / hogwild_sps, only))
+        print(f"{obs}: learner {learner_sps:,.0f} SPS, hogwild {hogwild_sps:,.0f} SPS", flush=True)
+
+    print()
+    print(f"agent {arguments.agent}, {arguments.actors} actors/workers, device {arguments.device}")
+    print("| obs | learner SPS | hogwild SPS | learner / hogwild | learner-only samples/s |")
+    print("|---|---|---|---|---|")
+    for obs, learner_sps, hogwild_sps, ratio, only in rows:
+        print(f"| {obs} | {learner_sps:,.0f} | {hogwild_sps:,.0f} | {ratio:.1f}x | {only:,.0f} |")
+
+    if arguments.time_to_target:
+        print()
+        print("| obs | time to 90% of the ceiling on 5..12 | steps | stop |")
+        print("|---|---|---|---|")
+        for obs in arguments.modes:
+            run = training_run(
+                ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
+                + ["--actors", str(arguments.actors), "--device", arguments.device]
+                + ["--logdir", f"{folder}/target-{obs}", "--total-steps", "30000000"]
+            )
+            print(
+                f"| {obs} | {run.elapsed_seconds():.0f} s | {run.steps:,} | {run.stop_reason} |", flush=True
+            )
+
+
+if __name__ == "__main__":
+    main()
