@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import torch
 from test_train import EASY, random_policy_success_rate
 
 from nalu_rl import train
@@ -123,3 +124,61 @@ def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+
+
+def make_actor(num_envs: int = 8):
+    import multiprocessing
+
+    from agents import make_agent
+    from nalu_rl.actor import Actor
+    from nalu_rl.config import Config
+    from nalu_rl.rollout import RolloutBuffers, WeightStore
+
+    config = Config(agent="lstm", obs="symbolic", size=3, delay_range=(1, 2), unroll_length=7)
+    from envs import TimeTrackVectorEnv
+
+    space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
+    model = make_agent(config.agent, space).eval()
+    buffers = RolloutBuffers(
+        space, model.initial_state(num_envs), config.unroll_length, num_envs, 3, shared=False
+    )
+    weights = WeightStore(model, multiprocessing.get_context("spawn"))
+    return Actor(config, model, num_envs, seed=5), buffers, weights, model
+
+
+def test_unrolls_mark_autoreset_steps_and_episode_starts_across_unroll_boundaries() -> None:
+    actor, buffers, _, _ = make_actor()
+    for index in range(3):
+        actor.unroll(buffers.slot(index))
+    batch = buffers.batch([0, 1, 2])
+    # Consecutive unrolls of the same envs: join them back into one timeline per env.
+    terminated = batch.terminated.reshape(7, 3, 8).permute(1, 0, 2).reshape(21, 8)
+    ignored = batch.ignored.reshape(7, 3, 8).permute(1, 0, 2).reshape(21, 8)
+    rewards = batch.rewards.reshape(7, 3, 8).permute(1, 0, 2).reshape(21, 8)
+    outcome = batch.outcome.reshape(7, 3, 8).permute(1, 0, 2).reshape(21, 8)
+    starts = batch.episode_start.reshape(8, 3, 8)[:7].permute(1, 0, 2).reshape(21, 8)
+    assert terminated.any(), "delays of 1..2 on a 3x3 grid must end episodes within 21 steps"
+    assert not ignored[0].any() and starts[0].all()
+    assert torch.equal(ignored[1:], terminated[:-1])  # the step after a terminated one is ignored
+    assert torch.equal(starts[1:], ignored[:-1])  # and the observation it returns starts an episode
+    assert (rewards[ignored] == 0).all()
+    assert torch.equal(outcome >= 0, terminated)  # every ended episode reports its outcome
+    # The bootstrap observation of an unroll is the first observation of the next one.
+    assert torch.equal(buffers.tensors["obs.grid"][0][7], buffers.tensors["obs.grid"][1][0])
+
+
+def test_weight_store_versions_and_pull_only_when_newer() -> None:
+    actor, _, weights, model = make_actor()
+    assert weights.pull(model, -1) == 0
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(1.0)
+    first = next(model.parameters()).clone()
+    assert weights.pull(model, 0) == 0  # same version: nothing loaded
+    assert torch.equal(next(model.parameters()), first)
+    assert weights.publish(model) == 1
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.zero_()
+    assert weights.pull(model, 0) == 1
+    assert torch.equal(next(model.parameters()), first)
