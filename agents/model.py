@@ -222,17 +222,20 @@ class ActorCritic(nn.Module):
                 increments = self.counter_unit(counter_x)
 
         hs, ms = [], []
+        keep_steps = keep.unbind(0)
+        gate_steps = lstm_gates.unbind(0) if wiring.has_lstm else None
+        increment_steps = increments.unbind(0) if increments is not None else None
         for t in range(steps):
             if wiring.has_lstm:
-                h, c = h * keep[t], c * keep[t]
+                h, c = h * keep_steps[t], c * keep_steps[t]
             if m is not None:
-                m = m * keep[t]
+                m = m * keep_steps[t]
                 if increments is not None:
-                    m = m + increments[t]
+                    m = m + increment_steps[t]
                 elif not counter_reads_lstm:
                     m = self._counter_step(m, counter_x[t])
             if wiring.has_lstm:
-                gates = lstm_gates[t] + self.lstm_hidden(h)
+                gates = gate_steps[t] + self.lstm_hidden(h)
                 if self.lstm_count is not None:
                     gates = gates + self.lstm_count(m)
                 input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
