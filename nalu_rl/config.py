@@ -59,6 +59,13 @@ class Config:
     entropy_coef: float = _option(0.01, "weight of the entropy bonus")
     value_coef: float = _option(0.5, "weight of the value loss")
     max_grad_norm: float = _option(40.0, "gradient norm clip")
+    regularizer_weight: float = _option(
+        0.1, "weight of the arithmetic units' regulariser (NAU/NMU sparsity) once warmed up"
+    )
+    regularizer_start_steps: int = _option(1_000_000, "environment steps before the regulariser enters")
+    regularizer_end_steps: int = _option(
+        3_000_000, "environment steps at which the regulariser reaches its full weight"
+    )
     rho_clip: float = _option(1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option(1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

@@ -22,6 +22,7 @@ import torch
 from nalu_rl.actor import Actor, make_vector_env
 from nalu_rl.learner import compute_loss
 from nalu_rl.rollout import RolloutBuffers
+from nalu_rl.units import clamp_unit_weights_
 
 if TYPE_CHECKING:
     from nalu_rl.train import TrainingRun
@@ -87,7 +88,9 @@ def worker_process(
             local_model.load_state_dict(shared_model.state_dict())
             actor.unroll(slot)
             batch = buffers.batch([0])
-            total, metrics = compute_loss(local_model, batch, config)
+            # Updates so far (Adam's shared step count) stand in for the global step count.
+            steps = int(optimizer_states[0].get("step", 0)) * config.unroll_length * num_envs
+            total, metrics = compute_loss(local_model, batch, config, steps)
             applied = False
             if np.isfinite(metrics["loss/total"]):
                 local_model.zero_grad(set_to_none=True)
@@ -98,6 +101,7 @@ def worker_process(
                         for shared, local in zip(shared_parameters, local_parameters, strict=True):
                             shared.grad = local.grad
                         optimizer.step()
+                        clamp_unit_weights_(shared_model)
                         for shared in shared_parameters:
                             shared.grad = None
                     applied = True

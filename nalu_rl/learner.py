@@ -19,18 +19,23 @@ import torch
 
 from nalu_rl.actor import Actor, actor_process, make_vector_env
 from nalu_rl.rollout import RolloutBatch, RolloutBuffers, WeightStore
+from nalu_rl.units import clamp_unit_weights_
 
 if TYPE_CHECKING:
     from nalu_rl.train import TrainingRun
 
 
-def compute_loss(model: torch.nn.Module, batch: RolloutBatch, config: Any) -> tuple[Any, dict[str, float]]:
+def compute_loss(
+    model: torch.nn.Module, batch: RolloutBatch, config: Any, steps: int = 0
+) -> tuple[Any, dict[str, float]]:
     """A3C loss of one batch with the V-trace off-policy correction; returns the LossTerms and extras.
 
     The discount is cut where an episode terminated, and steps whose action the env ignored
-    (NEXT_STEP autoreset) are masked out of the loss.
+    (NEXT_STEP autoreset) are masked out of the loss. The arithmetic units' regulariser enters
+    with the weight `regularizer_scale` gives it after `steps` environment steps.
     """
     from agents.losses import actor_critic_loss, vtrace
+    from nalu_rl.nau import regularizer_scale
 
     length = batch.actions.shape[0]
     logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
@@ -60,13 +65,17 @@ def compute_loss(model: torch.nn.Module, batch: RolloutBatch, config: Any) -> tu
         entropy_coef=config.entropy_coef,
     )
     regularizer = model.regularizer()
-    total = terms.total + regularizer
+    regularizer_weight = regularizer_scale(
+        steps, config.regularizer_start_steps, config.regularizer_end_steps, config.regularizer_weight
+    )
+    total = terms.total + regularizer_weight * regularizer
     extras = {
         "loss/total": float(total.detach()),
         "loss/policy": float(terms.policy.detach()),
         "loss/value": float(terms.value.detach()),
         "loss/entropy": float(terms.entropy.detach()),
         "loss/regularizer": float(torch.as_tensor(regularizer).detach()),
+        "loss/regularizer_weight": regularizer_weight,
     }
     return total, extras
 
@@ -79,10 +88,11 @@ class Learner:
         self.optimizer = optimizer
         self.config = config
 
-    def update(self, batch: RolloutBatch) -> dict[str, float] | None:
-        """One gradient step on `batch`; None when the loss or gradient was NaN/inf (no step taken)."""
+    def update(self, batch: RolloutBatch, steps: int = 0) -> dict[str, float] | None:
+        """One gradient step on `batch` after `steps` environment steps; None when the loss or
+        gradient was NaN/inf (no step taken)."""
         self.model.train()
-        total, extras = compute_loss(self.model, batch, self.config)
+        total, extras = compute_loss(self.model, batch, self.config, steps)
         if not math.isfinite(extras["loss/total"]):
             return None
         self.optimizer.zero_grad(set_to_none=True)
@@ -92,6 +102,7 @@ class Learner:
             self.optimizer.zero_grad(set_to_none=True)
             return None
         self.optimizer.step()
+        clamp_unit_weights_(self.model)
         extras["loss/grad_norm"] = float(grad_norm)
         return extras
 
@@ -280,7 +291,7 @@ def _learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Wei
     started = time.perf_counter()
     run.record_batch(batch)
     lag = (weights.version - batch.policy_versions).float()
-    metrics = learner.update(batch.to(run.device))
+    metrics = learner.update(batch.to(run.device), run.steps)
     if metrics is None:
         run.bad_update()
     else:

@@ -126,7 +126,7 @@ def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def make_actor(num_envs: int = 8):
+def make_actor(num_envs: int = 8, agent: str = "lstm", **options):
     import multiprocessing
 
     from agents import make_agent
@@ -134,7 +134,7 @@ def make_actor(num_envs: int = 8):
     from nalu_rl.config import Config
     from nalu_rl.rollout import RolloutBuffers, WeightStore
 
-    config = Config(agent="lstm", obs="symbolic", size=3, delay_range=(1, 2), unroll_length=7)
+    config = Config(agent=agent, obs="symbolic", size=3, delay_range=(1, 2), unroll_length=7, **options)
     from envs import TimeTrackVectorEnv
 
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
@@ -182,3 +182,27 @@ def test_weight_store_versions_and_pull_only_when_newer() -> None:
             parameter.zero_()
     assert weights.pull(model, 0) == 1
     assert torch.equal(next(model.parameters()), first)
+
+
+def test_unit_regularizer_follows_its_warm_up_and_nau_weights_stay_in_range() -> None:
+    from nalu_rl.config import Config
+    from nalu_rl.learner import Learner, compute_loss
+    from nalu_rl.nau import NAU
+
+    schedule = {"regularizer_weight": 0.5, "regularizer_start_steps": 100, "regularizer_end_steps": 300}
+    actor, buffers, _, model = make_actor(agent="nau", **schedule)
+    config = Config(agent="nau", obs="symbolic", **schedule)
+    actor.unroll(buffers.slot(0))
+    batch = buffers.batch([0])
+    weights = [
+        compute_loss(model, batch, config, steps)[1]["loss/regularizer_weight"]
+        for steps in (0, 100, 200, 300, 10_000)
+    ]
+    assert weights == [0.0, 0.0, 0.25, 0.5, 0.5]
+    # A huge learning rate throws raw weights far out of [-1, 1]; the learner puts them back.
+    learner = Learner(model, torch.optim.SGD(model.parameters(), lr=1e4), config)
+    assert learner.update(batch, steps=10_000) is not None
+    units = [module for module in model.modules() if isinstance(module, NAU)]
+    assert units
+    for unit in units:
+        assert unit.W.abs().max() <= 1.0
