@@ -2,7 +2,7 @@
 # Train AGENT for each SEED into runs/<obs>/<agent>/seed<k>, resuming runs that were interrupted and
 # skipping runs that finished (their success_by_delay.csv exists). Extra train options follow "--".
 #   scripts/train_seeds.sh OBS "AGENT ..." "SEED ..." [-- TRAIN OPTIONS]
-set -euo pipefail
+set -uo pipefail
 obs=$1 agents=$2 seeds=$3
 shift 3
 [ "${1:-}" = "--" ] && shift
@@ -13,10 +13,11 @@ for agent in $agents; do
       echo "done already: $dir"
     elif [ -f "$dir/checkpoint.pt" ]; then
       echo "resuming: $dir"
-      python -m nalu_rl.train --resume "$dir" --no-progress
+      python -m nalu_rl.train --resume "$dir" --no-progress || echo "failed ($?): $dir"
     else
       echo "training: $dir"
-      python -m nalu_rl.train --agent "$agent" --obs "$obs" --seed "$seed" --logdir "$dir" --no-progress "$@"
+      python -m nalu_rl.train --agent "$agent" --obs "$obs" --seed "$seed" --logdir "$dir" --no-progress "$@" \
+        || echo "failed ($?): $dir"
     fi
   done
 done
