@@ -1,0 +1,57 @@
+"""Choose one trained run per agent and ship its weights as checkpoints/<agent>.pt.
+
+The choice uses training-range performance only: the run whose evaluation has the highest mean
+success rate over the delays of its own training range wins. Extrapolation, the thing the
+checkpoints are meant to show, plays no part in it.
+
+    python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+
+from nalu_rl.checkpoint import load_checkpoint, save_checkpoint
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def training_range_success(run: Path, delay_range: tuple[int, int]) -> float:
+    """Mean success rate of a run's evaluation over the delays of its training range."""
+    low, high = delay_range
+    with open(run / "success_by_delay.csv", newline="") as file:
+        rates = [float(row["success_rate"]) for row in csv.DictReader(file) if low <= int(row["delay"]) <= high]
+    if len(rates) != high - low + 1:
+        raise SystemExit(f"{run}: its evaluation does not cover the training range {low}..{high}")
+    return sum(rates) / len(rates)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, help="folder holding <agent>/seed<k>/ run folders")
+    parser.add_argument("--agents", nargs="+", required=True, help="agents to ship")
+    parser.add_argument("--out", type=Path, default=REPOSITORY / "checkpoints", help="destination folder")
+    args = parser.parse_args()
+    for agent in args.agents:
+        scored = []
+        for run in sorted((args.root / agent).glob("seed*")):
+            if not (run / "success_by_delay.csv").is_file():
+                continue
+            payload = load_checkpoint(run / "checkpoint.pt")
+            delay_range = tuple(payload["config"]["delay_range"])
+            scored.append((training_range_success(run, delay_range), run, payload))
+        if not scored:
+            raise SystemExit(f"no finished runs of {agent} under {args.root}")
+        for score, run, _ in scored:
+            print(f"{agent:10s} {run}  training-range success {score:.3f}")
+        score, run, payload = max(scored, key=lambda item: item[0])
+        destination = args.out / f"{agent}.pt"
+        # Weights and config only: no optimizer state, so the file stays small.
+        save_checkpoint(destination, {"config": payload["config"], "model": payload["model"]})
+        print(f"shipped {run} -> {destination} ({destination.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
