@@ -22,7 +22,8 @@ def training_range_success(run: Path, delay_range: tuple[int, int]) -> float:
     """Mean success rate of a run's evaluation over the delays of its training range."""
     low, high = delay_range
     with open(run / "success_by_delay.csv", newline="") as file:
-        rates = [float(row["success_rate"]) for row in csv.DictReader(file) if low <= int(row["delay"]) <= high]
+        rows = csv.DictReader(file)
+        rates = [float(row["success_rate"]) for row in rows if low <= int(row["delay"]) <= high]
     if len(rates) != high - low + 1:
         raise SystemExit(f"{run}: its evaluation does not cover the training range {low}..{high}")
     return sum(rates) / len(rates)
