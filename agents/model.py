@@ -20,7 +20,6 @@ from dataclasses import dataclass, fields
 import gymnasium
 import torch
 from torch import Tensor, nn
-from torch.autograd.function import once_differentiable
 
 from agents.encoders import make_encoder
 from nalu_rl.recurrent import RecurrentUnit
@@ -99,127 +98,6 @@ class Wiring:
 WIRING_OPTIONS = tuple(field.name for field in fields(Wiring))
 
 
-def accumulate(increments: Tensor, keep: Tensor, initial: Tensor, chunk_steps: int = 32) -> Tensor:
-    """The accumulator's state after every step, m_t = keep_t * m_{t-1} + increments_t with m_{-1} = initial.
-
-    increments [T, B, k], keep [T, B, 1] (1.0, or 0.0 where an episode starts), initial [B, k]
-    -> [T, B, k]. The same values as the step-by-step loop (each m_t sums the same increments).
-    """
-    if increments.shape[0] == 1:
-        return (initial * keep[0] + increments[0]).unsqueeze(0)
-    counts = []
-    for increments_chunk, keep_chunk in zip(
-        increments.split(chunk_steps), keep.split(chunk_steps), strict=True
-    ):
-        steps = increments_chunk.shape[0]
-        # Increment s still counts at step t >= s when no episode started in (s, t], i.e. when as many
-        # episodes had started by step s as by step t; the initial state counts while none has.
-        starts_so_far = (1.0 - keep_chunk[..., 0]).cumsum(0)
-        same_episode = starts_so_far.unsqueeze(1) == starts_so_far.unsqueeze(0)
-        causal = torch.ones(steps, steps, dtype=torch.bool, device=keep.device).tril_().unsqueeze(-1)
-        weights = (same_episode & causal).to(increments.dtype)
-        carried = (starts_so_far == 0).to(increments.dtype).unsqueeze(-1)
-        chunk = torch.einsum("tsb,sbk->tbk", weights, increments_chunk) + carried * initial
-        counts.append(chunk)
-        initial = chunk[-1]
-    return counts[0] if len(counts) == 1 else torch.cat(counts)
-
-
-def lstm_sequence(
-    input_gates: Tensor, keep: Tensor, h: Tensor, c: Tensor, weight: Tensor
-) -> tuple[Tensor, Tensor]:
-    """An LSTM over T steps whose input projection is already computed.
-
-    input_gates [T, B, 4H] (gate order input, forget, cell, output; biases included), keep
-    [T, B, 1] (0.0 zeroes h and c before that step), state h, c [B, H], hidden-to-hidden weight
-    [4H, H] -> (h after every step [T, B, H], c after the last step [B, H]). Per step:
-    gates = input_gates_t + (keep_t h) @ weight.T, c = sigma(f) keep_t c + sigma(i) tanh(g),
-    h = sigma(o) tanh(c).
-    """
-    if torch.is_grad_enabled() and any(x.requires_grad for x in (input_gates, h, c, weight)):
-        return _LSTMSequence.apply(input_gates, keep, h, c, weight)
-    hs, c, _ = _lstm_forward(input_gates, keep, h, c, weight, save=False)
-    return hs, c
-
-
-def _lstm_forward(
-    input_gates: Tensor, keep: Tensor, h: Tensor, c: Tensor, weight: Tensor, save: bool
-) -> tuple[Tensor, Tensor, tuple[Tensor, ...]]:
-    """The LSTM loop without autograd; with `save`, also what the backward pass reads."""
-    steps, batch, width = input_gates.shape
-    hidden = width // 4
-    cell_slice = slice(2 * hidden, 3 * hidden)
-    weight_t = weight.t()
-    hs = input_gates.new_empty(steps, batch, hidden)
-    if save:
-        starts_h, starts_c, tanh_cells = (input_gates.new_empty(steps, batch, hidden) for _ in range(3))
-        activations = input_gates.new_empty(steps, batch, width)
-    for t in range(steps):
-        h = torch.mul(h, keep[t], out=starts_h[t]) if save else h * keep[t]
-        c = torch.mul(c, keep[t], out=starts_c[t]) if save else c * keep[t]
-        gates = input_gates[t] + torch.mm(h, weight_t)
-        act = torch.sigmoid(gates, out=activations[t]) if save else torch.sigmoid(gates)
-        torch.tanh(gates[:, cell_slice], out=act[:, cell_slice])
-        input_gate, forget_gate, cell_gate, output_gate = act.chunk(4, dim=-1)
-        c = torch.addcmul(input_gate * cell_gate, forget_gate, c)
-        tanh_c = torch.tanh(c, out=tanh_cells[t]) if save else torch.tanh(c)
-        h = torch.mul(output_gate, tanh_c, out=hs[t])
-    saved = (starts_h, starts_c, activations, tanh_cells) if save else ()
-    return hs, c, saved
-
-
-class _LSTMSequence(torch.autograd.Function):
-    """`lstm_sequence` with a hand-written backward: a few fused operations per step, and the
-    hidden-to-hidden weight gradient as one matrix product over the whole sequence."""
-
-    @staticmethod
-    def forward(
-        ctx: torch.autograd.function.FunctionCtx,
-        input_gates: Tensor,
-        keep: Tensor,
-        h: Tensor,
-        c: Tensor,
-        weight: Tensor,
-    ) -> tuple[Tensor, Tensor]:
-        hs, c, saved = _lstm_forward(input_gates, keep, h, c, weight, save=True)
-        ctx.save_for_backward(keep, weight, *saved)
-        return hs, c
-
-    @staticmethod
-    @once_differentiable
-    def backward(
-        ctx: torch.autograd.function.FunctionCtx, grad_hs: Tensor, grad_c: Tensor
-    ) -> tuple[Tensor | None, ...]:
-        keep, weight, starts_h, starts_c, activations, tanh_cells = ctx.saved_tensors
-        steps, batch, width = activations.shape
-        hidden = width // 4
-        input_gate, forget_gate, cell_gate, output_gate = activations.chunk(4, dim=-1)
-        # d activation / d pre-activation: s (1 - s) for the sigmoids, 1 - g^2 for the tanh.
-        slopes = activations * (1.0 - activations)
-        slopes[..., 2 * hidden : 3 * hidden] = 1.0 - cell_gate.square()
-        # d gates_t = [dc g, dc c_prev, dc i, dh tanh(c)] * slopes: the partners of dc and dh.
-        partners = torch.cat([cell_gate, starts_c, input_gate, tanh_cells], dim=-1).mul_(slopes)
-        output_to_cell = output_gate * (1.0 - tanh_cells.square())
-        forget_keep = forget_gate * keep
-        grad_gates = torch.empty_like(activations)
-        grad_h, grad_c = None, grad_c
-        for t in range(steps - 1, -1, -1):
-            dh = grad_hs[t] if grad_h is None else grad_hs[t] + grad_h
-            dc = torch.addcmul(grad_c, dh, output_to_cell[t])
-            torch.mul(
-                dc.unsqueeze(1),
-                partners[t, :, : 3 * hidden].view(batch, 3, hidden),
-                out=grad_gates[t, :, : 3 * hidden].view(batch, 3, hidden),
-            )
-            torch.mul(dh, partners[t, :, 3 * hidden :], out=grad_gates[t, :, 3 * hidden :])
-            grad_h = torch.mm(grad_gates[t], weight).mul_(keep[t])
-            grad_c = dc * forget_keep[t]
-        grad_weight = None
-        if ctx.needs_input_grad[4]:
-            grad_weight = grad_gates.reshape(-1, width).t().mm(starts_h.reshape(-1, hidden))
-        return grad_gates, None, grad_h, grad_c, grad_weight
-
-
 def _head(in_features: int, out_features: int, hidden: int, output_gain: float) -> nn.Module:
     """A linear layer, or an MLP with one hidden ReLU layer; the output layer's weights scaled by gain."""
     layers: list[nn.Module] = []
@@ -264,8 +142,8 @@ class ActorCritic(nn.Module):
         self.state_names: tuple[str, ...] = ()
         if wiring.has_lstm:
             hidden = wiring.lstm_size
-            # The LSTM is written out so that the input (and count) projections of a whole [T, B]
-            # sequence are one matrix product; only the hidden projection runs in `lstm_sequence`'s loop.
+            # The LSTM is written out so that the input projection of a whole [T, B] sequence is one
+            # matrix product; only the hidden (and count) projections run inside the time loop.
             self._lstm_static_inputs = tuple(name for name in wiring.lstm_inputs if name != "count")
             static_width = sum(widths[name] for name in self._lstm_static_inputs)
             self.lstm_input = nn.Linear(static_width, 4 * hidden) if static_width else None
@@ -321,52 +199,69 @@ class ActorCritic(nn.Module):
         `initial_state` (or a previous call) -> logits [T, B, num_actions], value [T, B], next state.
         """
         wiring = self.wiring
+        steps, batch = episode_start.shape[:2]
         features = self.encoder(obs[self.observation_key])
         stimulus = obs["stimulus"].to(features.dtype)
         inputs = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
         keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
-        state_before = self.describe_state(state)
-        next_state = {}
-        # The LSTM and the counter never read each other at the same step (`Wiring.validate`), so
-        # each runs over the whole sequence in turn: first whichever the other reads.
-        if wiring.counter is not None and "lstm" not in wiring.counter_inputs:
-            inputs["count"] = self._count(inputs, keep, state_before[wiring.unit])
+        named_state = self.describe_state(state)
+        h, c = named_state.get("lstm_h"), named_state.get("lstm_c")
+        m = named_state.get(wiring.unit) if wiring.counter is not None else None
+
+        counter_reads_lstm = "lstm" in wiring.counter_inputs
+        increments = None
         if wiring.has_lstm:
-            inputs["lstm"], next_state["lstm_c"] = self._lstm(
-                inputs, keep, state_before["lstm_h"], state_before["lstm_c"]
-            )
-            next_state["lstm_h"] = inputs["lstm"][-1]
-        if wiring.counter is not None and "lstm" in wiring.counter_inputs:
-            inputs["count"] = self._count(inputs, keep, state_before[wiring.unit])
-        if wiring.counter is not None:
-            next_state[wiring.unit] = inputs["count"][-1]
+            if self.lstm_input is not None:
+                lstm_gates = self.lstm_input(torch.cat([inputs[n] for n in self._lstm_static_inputs], -1))
+            else:
+                lstm_gates = features.new_zeros(steps, batch, 4 * wiring.lstm_size)
+        if wiring.counter is not None and not counter_reads_lstm:
+            counter_x = torch.cat([inputs[name] for name in wiring.counter_inputs], -1)
+            if wiring.counter == "accumulator":
+                # Its increments depend on no state: one unit call covers the whole sequence.
+                increments = self.counter_unit(counter_x)
+
+        hs, ms = [], []
+        keep_steps = keep.unbind(0)
+        gate_steps = lstm_gates.unbind(0) if wiring.has_lstm else None
+        increment_steps = increments.unbind(0) if increments is not None else None
+        for t in range(steps):
+            if wiring.has_lstm:
+                h, c = h * keep_steps[t], c * keep_steps[t]
+            if m is not None:
+                m = m * keep_steps[t]
+                if increments is not None:
+                    m = m + increment_steps[t]
+                elif not counter_reads_lstm:
+                    m = self._counter_step(m, counter_x[t])
+            if wiring.has_lstm:
+                gates = gate_steps[t] + self.lstm_hidden(h)
+                if self.lstm_count is not None:
+                    gates = gates + self.lstm_count(m)
+                input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
+                c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
+                h = torch.sigmoid(output_gate) * torch.tanh(c)
+                hs.append(h)
+            if m is not None and counter_reads_lstm:
+                x = [h if name == "lstm" else inputs[name][t] for name in wiring.counter_inputs]
+                m = self._counter_step(m, torch.cat(x, -1))
+            if m is not None:
+                ms.append(m)
+
+        if hs:
+            inputs["lstm"] = torch.stack(hs)
+        if ms:
+            inputs["count"] = torch.stack(ms)
         logits = self.actor(torch.cat([inputs[name] for name in wiring.actor_inputs], -1))
         value = self.critic(torch.cat([inputs[name] for name in wiring.critic_inputs], -1)).squeeze(-1)
+        next_state = {"lstm_h": h, "lstm_c": c, wiring.unit: m}
         return logits, value, tuple(next_state[name] for name in self.state_names)
 
-    def _lstm(self, inputs: dict[str, Tensor], keep: Tensor, h: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
-        """The LSTM's h after every step [T, B, H] and its c after the last step, from state (h, c)."""
-        steps, batch = keep.shape[:2]
-        if self.lstm_input is not None:
-            static = [inputs[name] for name in self._lstm_static_inputs]
-            input_gates = self.lstm_input(static[0] if len(static) == 1 else torch.cat(static, -1))
-        else:
-            input_gates = self.lstm_hidden.bias.expand(steps, batch, -1)
-        if self.lstm_count is not None:
-            input_gates = input_gates + self.lstm_count(inputs["count"])
-        return lstm_sequence(input_gates, keep, h, c, self.lstm_hidden.weight)
-
-    def _count(self, inputs: dict[str, Tensor], keep: Tensor, m: Tensor) -> Tensor:
-        """The counter state after every step [T, B, counter_size], from state m [B, counter_size]."""
-        x = torch.cat([inputs[name] for name in self.wiring.counter_inputs], -1)
+    def _counter_step(self, m: Tensor, x: Tensor) -> Tensor:
+        """The counter state after one step from state m [B, k] with input x [B, in]."""
         if self.wiring.counter == "accumulator":
-            # Its increments depend on no state: one unit call covers the whole sequence.
-            return accumulate(self.counter_unit(x), keep, m)
-        counts = []
-        for x_t, keep_t in zip(x.unbind(0), keep.unbind(0), strict=True):
-            m = self.counter_unit.step(x_t, m * keep_t)
-            counts.append(m)
-        return torch.stack(counts)
+            return m + self.counter_unit(x)
+        return self.counter_unit.step(x, m)
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, observation_key={self.observation_key!r}"

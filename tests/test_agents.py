@@ -10,7 +10,6 @@ import torch
 from gymnasium import spaces
 
 from agents import AGENT_NAMES, ActorCritic, agent_wiring, describe_agents, make_agent
-from agents.model import accumulate, lstm_sequence
 
 MAX_DELAY = 1000
 GRID_SIZE = 5
@@ -322,77 +321,3 @@ def test_hand_set_nac_agent_counts_down_on_the_real_environment() -> None:
             observation, _, terminated, _, info = env.step(pass_action)
             starting = False
         assert info["t"] > delay
-
-
-def reference_lstm_loop(
-    input_gates: torch.Tensor, keep: torch.Tensor, h: torch.Tensor, c: torch.Tensor, weight: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The LSTM recurrence written step by step with autograd, as `lstm_sequence` documents it."""
-    hs = []
-    for t in range(input_gates.shape[0]):
-        h, c = h * keep[t], c * keep[t]
-        gates = input_gates[t] + h @ weight.T
-        input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
-        c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
-        h = torch.sigmoid(output_gate) * torch.tanh(c)
-        hs.append(h)
-    return torch.stack(hs), c
-
-
-def random_lstm_inputs(steps: int, batch: int, hidden: int, dtype: torch.dtype) -> list[torch.Tensor]:
-    """input_gates, keep (with resets at random steps), h, c and weight, the float ones requiring grad."""
-    generator = torch.Generator().manual_seed(7)
-    keep = (torch.rand(steps, batch, 1, generator=generator) > 0.25).to(dtype)
-    tensors = [torch.randn(steps, batch, 4 * hidden, generator=generator, dtype=dtype)]
-    tensors += [torch.randn(batch, hidden, generator=generator, dtype=dtype) for _ in range(2)]
-    tensors += [0.3 * torch.randn(4 * hidden, hidden, generator=generator, dtype=dtype)]
-    input_gates, h, c, weight = (tensor.requires_grad_() for tensor in tensors)
-    return [input_gates, keep, h, c, weight]
-
-
-def test_fused_lstm_sequence_equals_the_autograd_loop_in_values_and_gradients() -> None:
-    arguments = random_lstm_inputs(steps=21, batch=6, hidden=5, dtype=torch.float32)
-    hs, c = lstm_sequence(*arguments)
-    reference_hs, reference_c = reference_lstm_loop(*arguments)
-    torch.testing.assert_close(hs, reference_hs, rtol=1e-6, atol=1e-6)
-    torch.testing.assert_close(c, reference_c, rtol=1e-6, atol=1e-6)
-    generator = torch.Generator().manual_seed(3)
-    grad_hs, grad_c = torch.randn(hs.shape, generator=generator), torch.randn(c.shape, generator=generator)
-    differentiable = [arguments[0], *arguments[2:]]
-    fused = torch.autograd.grad((hs, c), differentiable, (grad_hs, grad_c))
-    reference = torch.autograd.grad((reference_hs, reference_c), differentiable, (grad_hs, grad_c))
-    for name, got, expected in zip(("input_gates", "h", "c", "weight"), fused, reference, strict=True):
-        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5, msg=f"gradient of {name}")
-    with torch.no_grad():
-        no_grad_hs, no_grad_c = lstm_sequence(*arguments)
-    assert torch.equal(no_grad_hs, hs) and torch.equal(no_grad_c, c)
-
-
-def test_fused_lstm_sequence_passes_gradcheck() -> None:
-    input_gates, keep, h, c, weight = random_lstm_inputs(steps=5, batch=3, hidden=2, dtype=torch.float64)
-    assert torch.autograd.gradcheck(
-        lambda *x: lstm_sequence(x[0], keep, *x[1:]), (input_gates, h, c, weight), eps=1e-6, atol=1e-6
-    )
-
-
-@pytest.mark.parametrize("steps", [1, 21, 70])
-def test_accumulate_equals_the_step_loop_with_resets(steps: int) -> None:
-    """The closed form (over chunks of 32 steps, so 70 carries the count across chunks) against
-    m_t = keep_t m_{t-1} + increments_t, in values and gradients."""
-    generator = torch.Generator().manual_seed(steps)
-    increments = torch.randn(steps, 9, 4, generator=generator).requires_grad_()
-    keep = (torch.rand(steps, 9, 1, generator=generator) > 0.2).float()
-    keep[:, 0] = 1.0  # one episode that never restarts: the initial count carries to the end
-    initial = torch.randn(9, 4, generator=generator).requires_grad_()
-    counts, m = [], initial
-    for t in range(steps):
-        m = m * keep[t] + increments[t]
-        counts.append(m)
-    expected = torch.stack(counts)
-    got = accumulate(increments, keep, initial)
-    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
-    upstream = torch.randn(expected.shape, generator=generator)
-    got_grads = torch.autograd.grad(got, (increments, initial), upstream)
-    expected_grads = torch.autograd.grad(expected, (increments, initial), upstream)
-    for got_grad, expected_grad in zip(got_grads, expected_grads, strict=True):
-        torch.testing.assert_close(got_grad, expected_grad, rtol=1e-5, atol=1e-5)
