@@ -96,12 +96,14 @@ def actor_process(
     """Entry point of an actor process: receive a free buffer index, fill it, send it back; repeat."""
     from agents import make_agent
     from nalu_rl.config import Config
+    from nalu_rl.learner import retain_freed_memory
 
     # The parent decides when to stop (Ctrl-C reaches the whole process group): a child must not
     # die half-way through writing a buffer.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     torch.set_num_threads(1)
+    retain_freed_memory()
     config = Config.from_dict(config_dict)
     env_probe = make_vector_env(config, 1)
     model = make_agent(config.agent, env_probe.single_observation_space)

@@ -4,8 +4,12 @@ both observation modes, with their ratio; learner-only samples/s; optionally tim
     python scripts/bench_train.py                       # the table, a few minutes on 2 cores
     python scripts/bench_train.py --time-to-target      # also train on 5..12 until 90% of the ceiling
     python scripts/bench_train.py --device cuda --actors 16 --modes pixels   # a GPU box
+    python scripts/bench_train.py --compare REV worktree  # speed of the code at git REV vs now
 
 SPS is measured from the first trained batch to the end of the run (process start-up excluded).
+With --compare, each revision (a git revision of the repository, or "worktree" for the files as
+they are now) runs in its own subprocesses, the revisions taking turns round after round, so that
+a change of load on a shared machine hits them alike; ratios are to the first revision.
 """
 
 from __future__ import annotations
@@ -13,8 +17,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 
@@ -37,6 +46,12 @@ def learner_samples_per_second(
     from nalu_rl.learner import Learner
     from nalu_rl.rollout import RolloutBuffers
 
+    try:  # as the learner runtime does (revisions older than it lack this setting)
+        from nalu_rl.learner import retain_freed_memory
+    except ImportError:
+        pass
+    else:
+        retain_freed_memory()
     config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll)
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
     from agents import make_agent
@@ -58,6 +73,73 @@ def learner_samples_per_second(
     return updates * batch.num_steps / (time.perf_counter() - started)
 
 
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def source_tree(revision: str, folder: str) -> str:
+    """A folder holding the packages `agents`, `envs` and `nalu_rl` at a git revision ("worktree": as now)."""
+    if revision == "worktree":
+        return str(REPOSITORY)
+    tree = Path(folder) / revision.replace("/", "_")
+    tree.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "archive", revision, "agents", "envs", "nalu_rl"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return str(tree)
+
+
+def measure_in_subprocess(tree: str, measure: str, obs: str, arguments: argparse.Namespace) -> float:
+    """Run this script's `--measure` on the packages of `tree`; the figure it prints."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--measure", measure, "--modes", obs]
+    command += ["--agent", arguments.agent, "--actors", str(arguments.actors)]
+    command += [
+        "--envs-per-actor",
+        str(arguments.envs_per_actor),
+        "--batch-unrolls",
+        str(arguments.batch_unrolls),
+    ]
+    command += ["--learner-steps", str(arguments.learner_steps), "--updates", str(arguments.updates)]
+    environment = {**os.environ, "PYTHONPATH": tree}
+    result = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=tree, check=True)
+    return float(result.stdout.split()[-1])
+
+
+def compare_revisions(arguments: argparse.Namespace) -> None:
+    """Learner-only samples/s and learner-runtime SPS of each revision, in turns; ratios to the first."""
+    folder = tempfile.mkdtemp(prefix="bench_train-compare-")
+    trees = {revision: source_tree(revision, folder) for revision in arguments.compare}
+    measures = ["learner-only"] + ([] if arguments.skip_runtime else ["runtime"])
+    figures = {
+        (obs, measure, revision): [] for obs in arguments.modes for measure in measures for revision in trees
+    }
+    for round_index in range(arguments.rounds):
+        for obs in arguments.modes:
+            for measure in measures:
+                for revision, tree in trees.items():
+                    figure = measure_in_subprocess(tree, measure, obs, arguments)
+                    figures[obs, measure, revision].append(figure)
+                    print(f"round {round_index + 1} {obs} {measure} {revision}: {figure:,.0f}", flush=True)
+    print()
+    first = arguments.compare[0]
+    print(f"agent {arguments.agent}, {arguments.rounds} rounds, median of the rounds, ratio to {first}")
+    print("| obs | measure | revision | median | ratio | per-round ratios |")
+    print("|---|---|---|---|---|---|")
+    for obs in arguments.modes:
+        for measure in measures:
+            for revision in trees:
+                values = figures[obs, measure, revision]
+                ratios = [
+                    value / base for value, base in zip(values, figures[obs, measure, first], strict=True)
+                ]
+                per_round = " ".join(f"{ratio:.2f}" for ratio in ratios)
+                median = statistics.median(values)
+                ratio = median / statistics.median(figures[obs, measure, first])
+                print(f"| {obs} | {measure} | {revision} | {median:,.0f} | {ratio:.2f}x | {per_round} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="nac")
@@ -72,7 +154,41 @@ def main() -> None:
     parser.add_argument(
         "--time-to-target", action="store_true", help="also train to 90%% of the ceiling on 5..12"
     )
+    parser.add_argument(
+        "--compare", nargs="+", metavar="REV", help="git revisions (or 'worktree') to compare, in turns"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--compare: rounds of turns")
+    parser.add_argument("--updates", type=int, default=10, help="learner updates timed for learner-only")
+    parser.add_argument("--skip-runtime", action="store_true", help="--compare: learner-only figures only")
+    parser.add_argument("--measure", choices=("learner-only", "runtime"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.measure:
+        torch.set_num_threads(1)
+        obs = arguments.modes[0]
+        if arguments.measure == "learner-only":
+            envs = arguments.envs_per_actor * arguments.batch_unrolls
+            figure = learner_samples_per_second(
+                arguments.agent, obs, arguments.device, envs, 20, arguments.updates
+            )
+        else:
+            folder = tempfile.mkdtemp(prefix="bench_train-")
+            run = training_run(
+                ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
+                + ["--target-fraction", "2", "--actors", str(arguments.actors), "--logdir", f"{folder}/run"]
+                + [
+                    "--envs-per-actor",
+                    str(arguments.envs_per_actor),
+                    "--batch-unrolls",
+                    str(arguments.batch_unrolls),
+                ]
+                + ["--total-steps", str(arguments.learner_steps), "--device", arguments.device]
+            )
+            figure = run.steady_steps_per_second()
+        print(figure)
+        return
+    if arguments.compare:
+        compare_revisions(arguments)
+        return
 
     common = ["--agent", arguments.agent, "--eval-episodes", "0", "--no-progress", "--target-fraction", "2"]
     common += ["--actors", str(arguments.actors), "--logdir"]

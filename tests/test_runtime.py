@@ -206,3 +206,27 @@ def test_unit_regularizer_follows_its_warm_up_and_nau_weights_stay_in_range() ->
     assert units
     for unit in units:
         assert unit.W.abs().max() <= 1.0
+
+
+def test_learner_process_reuses_freed_memory_without_page_faults() -> None:
+    """After `retain_freed_memory`, a large tensor freed and allocated again is not faulted in anew
+    (without it glibc unmaps blocks above 32 MB on free, and each reuse page-faults every page)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import resource, sys, torch\n"
+        "from nalu_rl.learner import retain_freed_memory\n"
+        "if sys.argv[1] == 'retain': assert retain_freed_memory()\n"
+        "for _ in range(10): torch.ones(64 * 2**20 // 4)\n"  # allocate, touch and free 64 MB
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "torch.ones(64 * 2**20 // 4)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    faults = {
+        mode: int(subprocess.run([sys.executable, "-c", probe, mode], capture_output=True, check=True).stdout)
+        for mode in ("default", "retain")
+    }
+    pages = 64 * 2**20 // 4096
+    assert faults["default"] > pages // 2
+    assert faults["retain"] < pages // 10
