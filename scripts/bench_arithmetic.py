@@ -178,8 +178,11 @@ class WithRegularizer(nn.Module):
         return self.model(x), total_regularizer(self.model)
 
 
-def build_model(name: str, operation: str, task: Task) -> nn.Module | None:
-    """The two-layer model `name` for the task, or None when it has no unit for the operation."""
+def build_model(
+    name: str, operation: str, task: Task, nalu_options: dict[str, float] | None = None
+) -> nn.Module | None:
+    """The two-layer model `name` for the task, or None when it has no unit for the operation;
+    `nalu_options` (eps, max_exponent) go to every NALU."""
     features = task.input_features
     if name == "mlp":
         if task.recurrent:
@@ -191,10 +194,11 @@ def build_model(name: str, operation: str, task: Task) -> nn.Module | None:
         first, second = "nau", (NMU if operation == "mul" else NAU)
     else:
         first, second = name, {"nac": NAC, "nalu": NALU}[name]
+    options = (nalu_options or {}) if name == "nalu" else {}
     if task.recurrent:
-        return SequenceModel(RecurrentUnit(first, features, 2), second(2, 1), 2)
+        return SequenceModel(RecurrentUnit(first, features, 2, **options), second(2, 1, **options), 2)
     first_class = {"nac": NAC, "nalu": NALU, "nau": NAU}[first]
-    return nn.Sequential(first_class(features, 2), second(2, 1))
+    return nn.Sequential(first_class(features, 2, **options), second(2, 1, **options))
 
 
 def clamp_ranges(model: nn.Module) -> dict[str, tuple[float, float]]:
@@ -224,22 +228,24 @@ def clip_per_seed_(gradients: list[Tensor], max_norm: float) -> None:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
 
 
-def nalu_multiplicative_weights(model: nn.Module, x: Tensor) -> list[float]:
-    """For one trained model, the mean 1 - g (the multiplicative path's share) of each NALU layer on x."""
+def nalu_multiplicative_weights(model: nn.Module, x: Tensor) -> list[list[float]]:
+    """For one trained model, per NALU layer and output unit, the mean 1 - g (the multiplicative
+    path's share of the output) on the inputs x."""
     shares: dict[str, list[Tensor]] = {}
     handles = []
     for name, module in model.named_modules():
         if isinstance(module, NALU):
 
             def record(unit: nn.Module, inputs: tuple[Tensor], output: Tensor, name: str = name) -> None:
-                shares.setdefault(name, []).append((1 - unit.gate(inputs[0])).mean())
+                gate = unit.gate(inputs[0])
+                shares.setdefault(name, []).append((1 - gate).flatten(0, -2).mean(0))
 
             handles.append(module.register_forward_hook(record))
     with torch.no_grad():
         model(x)
     for handle in handles:
         handle.remove()
-    return [torch.stack(values).mean().item() for values in shares.values()]
+    return [torch.stack(values).mean(0).tolist() for values in shares.values()]
 
 
 def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
@@ -247,7 +253,9 @@ def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
     models = []
     for seed in range(args.seeds):
         torch.manual_seed(seed)
-        model = build_model(model_name, operation, task)
+        model = build_model(
+            model_name, operation, task, {"eps": args.nalu_eps, "max_exponent": args.nalu_max_exponent}
+        )
         if model is None:
             return None
         models.append(WithRegularizer(model))
@@ -292,7 +300,12 @@ def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
     untrained_extrapolation = mse(tests["extrapolation"])
     optimizer = torch.optim.Adam(params.values(), lr=args.lr, betas=(0.9, args.beta2))
     steps = args.recurrent_steps if task.recurrent else args.static_steps
-    decay = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=args.final_lr_fraction ** (1 / steps))
+    decay_start = int(args.decay_start * steps)
+
+    def lr_factor(step: int) -> float:
+        return args.final_lr_fraction ** (max(step - decay_start, 0) / max(steps - decay_start, 1))
+
+    decay = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
     started = time.perf_counter()
     for step in range(steps):
         x = draw_inputs(task, args.seeds, args.batch, value_ranges["train"], train_length, generator)
@@ -341,15 +354,18 @@ def main() -> None:
     """Run the benchmark and print one table row per (task, operation, model)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per cell")
-    parser.add_argument("--static-steps", type=int, default=2000, help="training iterations, static task")
-    parser.add_argument("--recurrent-steps", type=int, default=2000, help="training iterations, recurrent")
+    parser.add_argument("--static-steps", type=int, default=3000, help="training iterations, static task")
+    parser.add_argument("--recurrent-steps", type=int, default=4000, help="training iterations, recurrent")
     parser.add_argument("--batch", type=int, default=64, help="training batch size")
     parser.add_argument(
         "--test-batch", type=int, default=1024, help="test samples per seed (1000-step sequences: / 8)"
     )
-    parser.add_argument("--lr", type=float, default=0.03, help="Adam learning rate at the start")
+    parser.add_argument("--lr", type=float, default=0.05, help="Adam learning rate at the start")
     parser.add_argument(
         "--final-lr-fraction", type=float, default=1e-3, help="lr decays exponentially to lr * this"
+    )
+    parser.add_argument(
+        "--decay-start", type=float, default=0.5, help="fraction of training where the lr decay starts"
     )
     parser.add_argument("--beta2", type=float, default=0.9, help="Adam second-moment decay")
     parser.add_argument("--clip", type=float, default=0.0, help="per-seed gradient norm clip (0: none)")
@@ -368,12 +384,18 @@ def main() -> None:
     parser.add_argument(
         "--nalu-gates", action="store_true", help="print per seed the NALU's multiplicative share (1 - g)"
     )
+    parser.add_argument("--nalu-eps", type=float, default=1e-7, help="NALU eps in log(|x| + eps)")
+    parser.add_argument(
+        "--nalu-max-exponent", type=float, default=30.0, help="NALU clamp of the multiplicative exponent"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(
         f"seeds={args.seeds} static_steps={args.static_steps} recurrent_steps={args.recurrent_steps} "
-        f"batch={args.batch} lr={args.lr} final_lr_fraction={args.final_lr_fraction} beta2={args.beta2} "
-        f"clip={args.clip} regularizer={args.regularizer} "
+        f"batch={args.batch} lr={args.lr} final_lr_fraction={args.final_lr_fraction} "
+        f"decay_start={args.decay_start} beta2={args.beta2} "
+        f"clip={args.clip} regularizer={args.regularizer} nalu_eps={args.nalu_eps} "
+        f"nalu_max_exponent={args.nalu_max_exponent} "
         f"(warm-up {args.regularizer_start}-{args.regularizer_end} of training)"
     )
     header = "task       op   model    interp_mse  extrap_mse  extrap_norm  success  rms<1%  seconds"
@@ -400,7 +422,8 @@ def main() -> None:
                 for seed, shares in enumerate(result.get("multiplicative_share", [])):
                     print(
                         f"    seed {seed}: extrap_norm {result['normalised'][seed].item():.3g}, "
-                        f"1 - g per layer {', '.join(f'{share:.2g}' for share in shares)}"
+                        "1 - g per layer and unit "
+                        + " | ".join(" ".join(f"{share:.2g}" for share in layer) for layer in shares)
                     )
     print(f"total {time.perf_counter() - started:.0f} s")
 
