@@ -38,7 +38,8 @@ Table 1), and the success count: extrapolation MSE below that of a near-perfect 
 weight of the exact solution, the recurrence included, shifted by eps = 1e-5), in the spirit of
 Madsen & Johansen (2020), and a looser count: extrapolation RMS error below 1% of the RMS target
 ("rms<1%"). For the NALU, `--nalu-gates` also prints per seed the normalised extrapolation error
-and the mean weight 1 - g of the multiplicative path in each layer.
+and the mean weight 1 - g of the multiplicative path of each unit, untrained (on interpolation
+inputs) and trained (on extrapolation inputs).
 
 Usage: taskset -c 0 python scripts/bench_arithmetic.py [--seeds 10] [--tasks static] ...
 """
@@ -85,11 +86,16 @@ class Task:
 TASKS = {"static": Task("static", 100, 25, 12), "recurrent": Task("recurrent", 10, 3, 1)}
 
 
-def input_ranges(task: Task, operation: str) -> dict[str, tuple[float, float]]:
-    """The uniform input range of the training, interpolation and extrapolation data."""
+def input_ranges(
+    task: Task, operation: str, recurrent_range: tuple[float, float] | None = None
+) -> dict[str, tuple[float, float]]:
+    """The uniform input range of the training, interpolation and extrapolation data
+    (`recurrent_range` replaces the recurrent task's default range for every operation)."""
     if not task.recurrent:
         return {"train": (1.0, 2.0), "interpolation": (1.0, 2.0), "extrapolation": (2.0, 6.0)}
     low, high = (-1.0, 1.0) if operation in ("add", "sub") else (1.0, 2.0)
+    if recurrent_range is not None:
+        low, high = recurrent_range
     return dict.fromkeys(("train", "interpolation", "extrapolation"), (low, high))
 
 
@@ -248,6 +254,11 @@ def nalu_multiplicative_weights(model: nn.Module, x: Tensor) -> list[list[float]
     return [torch.stack(values).mean(0).tolist() for values in shares.values()]
 
 
+def format_shares(shares: list[list[float]]) -> str:
+    """Per-layer gate shares as "0.5 0.3 | 1", layers separated by bars."""
+    return " | ".join(" ".join(f"{share:.2g}" for share in layer) for layer in shares)
+
+
 def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
     """Train `seeds` copies of one model on one task and operation; their errors and success count."""
     models = []
@@ -270,7 +281,7 @@ def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
     generator = torch.Generator().manual_seed(1234)
     masks = subset_masks(task, args.seeds, generator)
     op = OPERATIONS[operation]
-    value_ranges = input_ranges(task, operation)
+    value_ranges = input_ranges(task, operation, args.recurrent_input_range)
     train_length = args.recurrent_train_length
     tests = {
         "interpolation": draw_inputs(
@@ -298,6 +309,11 @@ def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
         return torch.nan_to_num(error, nan=math.inf, posinf=math.inf)
 
     untrained_extrapolation = mse(tests["extrapolation"])
+    report_gates = model_name == "nalu" and args.nalu_gates
+    initial_shares = [
+        nalu_multiplicative_weights(models[seed].model, tests["interpolation"][seed])
+        for seed in range(args.seeds if report_gates else 0)
+    ]
     optimizer = torch.optim.Adam(params.values(), lr=args.lr, betas=(0.9, args.beta2))
     steps = args.recurrent_steps if task.recurrent else args.static_steps
     decay_start = int(args.decay_start * steps)
@@ -339,14 +355,13 @@ def run_cell(args, task: Task, operation: str, model_name: str) -> dict | None:
         ),
         "seconds": seconds,
     }
-    if model_name == "nalu" and args.nalu_gates:
+    if report_gates:
         result["multiplicative_share"] = []
         for seed in range(args.seeds):
             trained = models[seed].model
             trained.load_state_dict({name[len("model.") :]: value[seed] for name, value in params.items()})
-            result["multiplicative_share"].append(
-                nalu_multiplicative_weights(trained, tests["extrapolation"][seed])
-            )
+            shares = nalu_multiplicative_weights(trained, tests["extrapolation"][seed])
+            result["multiplicative_share"].append((initial_shares[seed], shares))
     return result
 
 
@@ -378,6 +393,13 @@ def main() -> None:
     )
     parser.add_argument("--recurrent-train-length", type=int, default=10)
     parser.add_argument("--recurrent-test-length", type=int, default=1000)
+    parser.add_argument(
+        "--recurrent-input-range",
+        type=float,
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        help="recurrent inputs from U[LOW, HIGH] for every op (default: U[-1, 1] for + -, U[1, 2] for * /)",
+    )
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--ops", nargs="+", default=list(OPERATIONS), choices=list(OPERATIONS))
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
@@ -419,11 +441,11 @@ def main() -> None:
                     f"{result['seconds']:>7.1f}",
                     flush=True,
                 )
-                for seed, shares in enumerate(result.get("multiplicative_share", [])):
+                for seed, (initial, trained) in enumerate(result.get("multiplicative_share", [])):
                     print(
                         f"    seed {seed}: extrap_norm {result['normalised'][seed].item():.3g}, "
-                        "1 - g per layer and unit "
-                        + " | ".join(" ".join(f"{share:.2g}" for share in layer) for layer in shares)
+                        f"1 - g per layer and unit: untrained {format_shares(initial)}, "
+                        f"trained {format_shares(trained)}"
                     )
     print(f"total {time.perf_counter() - started:.0f} s")
 
