@@ -25,8 +25,9 @@ Models, each two layers deep with 2 hidden units (the MLP: 16):
   nau/nmu  NAU -> NAU for + and -, NAU -> NMU for *; no unit for / (left out)
 
 Training: MSE, Adam with a small beta2 (the late, tiny gradients of a NAC weight near +-1 are not
-divided by the large early ones), the learning rate decayed exponentially to a small fraction of
-its start (the last digits of a weight that must be exactly 1 need small steps), optional per-seed
+divided by the large early ones), the learning rate constant for the first half and then decayed
+exponentially to a small fraction of its start (a NAC weight must first travel far out on tanh and
+sigmoid; the last digits of a weight that must be exactly 1 need small steps), optional per-seed
 gradient clipping, the NAU / NMU sparsity regulariser (by default at a constant weight from the
 first step) and their weights clamped after each step.
 
