@@ -1,11 +1,8 @@
 import numpy as np
 import pytest
-import torch
+from conftest import TINY_ENV_KWARGS, cli_exit_code
 
-from agents import make_agent
-from envs import TimeTrackEnv
-from nalu_rl.checkpoint import load_agent, save_checkpoint
-from nalu_rl.cli import run_cli
+from nalu_rl.checkpoint import load_agent
 from nalu_rl.counter import (
     StateTrace,
     main,
@@ -14,36 +11,35 @@ from nalu_rl.counter import (
     remaining_steps_readout,
 )
 
-ENV_KWARGS = {"size": 5, "obs_mode": "symbolic"}
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory):
-    path = tmp_path_factory.mktemp("checkpoint") / "nac.pt"
-    torch.manual_seed(0)
-    model = make_agent("nac", TimeTrackEnv(**ENV_KWARGS).observation_space)
-    config = {"agent": "nac", "obs": "symbolic", "seed": 0, "delay_range": [5, 12], "env": ENV_KWARGS}
-    save_checkpoint(path, {"config": config, "model": model.state_dict()})
-    return path
+ENV_KWARGS = TINY_ENV_KWARGS
 
 
 def run(argv):
-    with pytest.raises(SystemExit) as exit_info:
-        run_cli(main, argv)
-    return exit_info.value.code
+    return cli_exit_code(main, argv)
 
 
-def test_counter_cli_writes_a_png(tiny_checkpoint, tmp_path):
+def test_counter_cli_writes_a_png(nac_checkpoint, tmp_path):
     out = tmp_path / "counter.png"
     assert (
-        run(["--checkpoint", str(tiny_checkpoint), "-o", str(out), "--delays", "5,9,20", "--episodes", "2"])
+        run(
+            [
+                "--checkpoint",
+                str(nac_checkpoint),
+                "-o",
+                str(out),
+                "--delays",
+                "5,9,20",
+                "--episodes",
+                "2",
+            ]
+        )
         == 0
     )
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_traces_record_each_view_until_the_episode_ends(tiny_checkpoint):
-    model, config = load_agent(tiny_checkpoint)
+def test_traces_record_each_view_until_the_episode_ends(nac_checkpoint):
+    model, config = load_agent(nac_checkpoint)
     traces = record_state_traces(model, config, [3, 15], episodes=3, seed=1)
     assert [trace.delay for trace in traces] == [3, 3, 3, 15, 15, 15]
     slack = 2 * (5 - 1)
@@ -87,7 +83,7 @@ def test_readout_is_fitted_on_the_training_range_only():
     assert np.abs(predictions[inside:] - truth[inside:]).mean() > 5
 
 
-def test_bad_delays_end_with_one_line_error(tiny_checkpoint, tmp_path, capsys):
-    assert run(["--checkpoint", str(tiny_checkpoint), "-o", str(tmp_path / "c.png"), "--delays", "x"]) == 2
+def test_bad_delays_end_with_one_line_error(nac_checkpoint, tmp_path, capsys):
+    assert run(["--checkpoint", str(nac_checkpoint), "-o", str(tmp_path / "c.png"), "--delays", "x"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "delay spec" in error

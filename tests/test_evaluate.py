@@ -4,12 +4,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-import torch
+from conftest import TINY_ENV_KWARGS, cli_exit_code
 
-from agents import make_agent
-from envs import TimeTrackEnv, TimeTrackVectorEnv, success_ceiling
-from nalu_rl.checkpoint import load_agent, save_checkpoint
-from nalu_rl.cli import run_cli
+from envs import TimeTrackVectorEnv, success_ceiling
+from nalu_rl.checkpoint import load_agent
 from nalu_rl.evaluate import (
     CSV_COLUMNS,
     evaluate_and_write,
@@ -20,23 +18,11 @@ from nalu_rl.evaluate import (
     success_by_delay,
 )
 
-ENV_KWARGS = {"size": 5, "obs_mode": "symbolic"}
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory):
-    path = tmp_path_factory.mktemp("checkpoint") / "lstm.pt"
-    torch.manual_seed(0)
-    model = make_agent("lstm", TimeTrackEnv(**ENV_KWARGS).observation_space)
-    config = {"agent": "lstm", "obs": "symbolic", "seed": 0, "delay_range": [5, 12], "env": ENV_KWARGS}
-    save_checkpoint(path, {"config": config, "model": model.state_dict()})
-    return path
+ENV_KWARGS = TINY_ENV_KWARGS
 
 
 def run(argv):
-    with pytest.raises(SystemExit) as exit_info:
-        run_cli(main, argv)
-    return exit_info.value.code
+    return cli_exit_code(main, argv)
 
 
 def read_rows(path):
@@ -45,12 +31,12 @@ def read_rows(path):
         return reader.fieldnames, list(reader)
 
 
-def test_evaluate_cli_writes_the_spec_columns_and_counts(tiny_checkpoint, tmp_path):
+def test_evaluate_cli_writes_the_spec_columns_and_counts(lstm_checkpoint, tmp_path):
     assert (
         run(
             [
                 "--checkpoint",
-                str(tiny_checkpoint),
+                str(lstm_checkpoint),
                 "--delays",
                 "1-3,20",
                 "--episodes",
@@ -74,8 +60,8 @@ def test_evaluate_cli_writes_the_spec_columns_and_counts(tiny_checkpoint, tmp_pa
     assert (tmp_path / "success_by_delay.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_evaluate_and_write_returns_the_csv_path(tiny_checkpoint, tmp_path):
-    model, config = load_agent(tiny_checkpoint)
+def test_evaluate_and_write_returns_the_csv_path(lstm_checkpoint, tmp_path):
+    model, config = load_agent(lstm_checkpoint)
     path = evaluate_and_write(model, config, tmp_path / "eval", delays=[4, 9], episodes=5, greedy=True)
     assert path == tmp_path / "eval" / "success_by_delay.csv"
     _, rows = read_rows(path)
@@ -83,8 +69,8 @@ def test_evaluate_and_write_returns_the_csv_path(tiny_checkpoint, tmp_path):
     assert (tmp_path / "eval" / "success_by_delay.png").is_file()
 
 
-def test_a_delay_gives_the_same_episodes_whichever_delays_come_with_it(tiny_checkpoint):
-    model, config = load_agent(tiny_checkpoint)
+def test_a_delay_gives_the_same_episodes_whichever_delays_come_with_it(lstm_checkpoint):
+    model, config = load_agent(lstm_checkpoint)
     alone = success_by_delay(model, config, [7], episodes=40, seed=3)
     together = success_by_delay(model, config, [2, 7, 15], episodes=40, seed=3)
     assert alone[0].outcomes == together[1].outcomes
@@ -165,8 +151,8 @@ def test_bad_delay_specs_are_rejected(spec):
         (["--checkpoint", "CKPT", "--episodes", "0"], "--episodes"),
     ],
 )
-def test_bad_input_ends_with_one_line_error(argv, message, tiny_checkpoint, tmp_path, capsys):
-    argv = [str(tiny_checkpoint) if arg == "CKPT" else arg for arg in argv]
+def test_bad_input_ends_with_one_line_error(argv, message, lstm_checkpoint, tmp_path, capsys):
+    argv = [str(lstm_checkpoint) if arg == "CKPT" else arg for arg in argv]
     if "--out" not in argv:
         argv += ["--out", str(tmp_path)]
     assert run(argv) == 2

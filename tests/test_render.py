@@ -1,14 +1,11 @@
 import numpy as np
 import pytest
-import torch
+from conftest import TINY_ENV_KWARGS, cli_exit_code
 
-from agents import make_agent
 from envs import TimeTrackEnv
-from nalu_rl.checkpoint import save_checkpoint
-from nalu_rl.cli import run_cli
 from nalu_rl.render import main
 
-ENV_KWARGS = {"size": 5, "obs_mode": "symbolic"}
+ENV_KWARGS = TINY_ENV_KWARGS
 
 
 @pytest.fixture(autouse=True)
@@ -16,28 +13,27 @@ def headless(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
 
 
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory):
-    path = tmp_path_factory.mktemp("checkpoint") / "nac.pt"
-    torch.manual_seed(0)
-    model = make_agent("nac", TimeTrackEnv(**ENV_KWARGS).observation_space)
-    config = {"agent": "nac", "obs": "symbolic", "seed": 0, "delay_range": [5, 12], "env": ENV_KWARGS}
-    save_checkpoint(path, {"config": config, "model": model.state_dict()})
-    return path
-
-
 def run(argv):
-    with pytest.raises(SystemExit) as exit_info:
-        run_cli(main, argv)
-    return exit_info.value.code
+    return cli_exit_code(main, argv)
 
 
-def test_record_writes_a_gif_whose_frames_show_the_grid(tiny_checkpoint, tmp_path):
+def test_record_writes_a_gif_whose_frames_show_the_grid(nac_checkpoint, tmp_path):
     import imageio.v3 as iio
 
     out = tmp_path / "episode.gif"
     assert (
-        run(["--checkpoint", str(tiny_checkpoint), "--record", str(out), "--episodes", "1", "--delay", "7"])
+        run(
+            [
+                "--checkpoint",
+                str(nac_checkpoint),
+                "--record",
+                str(out),
+                "--episodes",
+                "1",
+                "--delay",
+                "7",
+            ]
+        )
         == 0
     )
     frames = iio.imread(out, index=None)[..., :3]
@@ -54,12 +50,23 @@ def test_record_writes_a_gif_whose_frames_show_the_grid(tiny_checkpoint, tmp_pat
     assert red_target.sum() > 100
 
 
-def test_record_writes_an_mp4(tiny_checkpoint, tmp_path):
+def test_record_writes_an_mp4(nac_checkpoint, tmp_path):
     import imageio.v3 as iio
 
     out = tmp_path / "episode.mp4"
     assert (
-        run(["--checkpoint", str(tiny_checkpoint), "--record", str(out), "--episodes", "1", "--delay", "3"])
+        run(
+            [
+                "--checkpoint",
+                str(nac_checkpoint),
+                "--record",
+                str(out),
+                "--episodes",
+                "1",
+                "--delay",
+                "3",
+            ]
+        )
         == 0
     )
     frames = iio.imread(out, index=None)
@@ -76,15 +83,15 @@ def test_record_writes_an_mp4(tiny_checkpoint, tmp_path):
         (["--checkpoint", "CKPT", "--record", "x.gif", "--delay", "0"], "--delay"),
     ],
 )
-def test_bad_input_ends_with_one_line_error(argv, message, tiny_checkpoint, capsys):
-    argv = [str(tiny_checkpoint) if arg == "CKPT" else arg for arg in argv]
+def test_bad_input_ends_with_one_line_error(argv, message, nac_checkpoint, capsys):
+    argv = [str(nac_checkpoint) if arg == "CKPT" else arg for arg in argv]
     assert run(argv) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and message in error
 
 
-def test_window_mode_plays_the_episodes_headless(tiny_checkpoint, capsys):
-    assert run(["--checkpoint", str(tiny_checkpoint), "--episodes", "2", "--delay", "3", "--fps", "500"]) == 0
+def test_window_mode_plays_the_episodes_headless(nac_checkpoint, capsys):
+    assert run(["--checkpoint", str(nac_checkpoint), "--episodes", "2", "--delay", "3", "--fps", "500"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["episode 0", "episode 1"]
     assert all("T=3" in line for line in lines)
