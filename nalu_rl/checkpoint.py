@@ -48,9 +48,12 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         raise CliError(f"checkpoint not found: {path}")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as error:  # torch raises many kinds for a corrupt or unsafe file
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CliError(f"cannot read checkpoint {path}: {first_line}") from None
+    except Exception as error:  # torch raises many kinds for a corrupt, truncated or unsafe file
+        if "Unsupported global" in str(error):
+            raise CliError(
+                f"cannot read checkpoint {path}: it holds objects other than weights, which are never loaded"
+            ) from None
+        raise CliError(f"cannot read checkpoint {path}: corrupt or not a torch file") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CliError(f"{path} is not a nalu_rl checkpoint")
     if not isinstance(payload.get("config"), dict) or not isinstance(payload.get("model"), dict):
