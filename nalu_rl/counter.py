@@ -32,8 +32,8 @@ from nalu_rl.evaluate import (
     ModelPolicy,
     checkpoint_paths,
     delay_seeds,
+    delays_and_episodes_options,
     evaluation_env_kwargs,
-    parse_delays,
     training_range,
     writable_folder,
 )
@@ -240,12 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nalu_rl.checkpoint import load_agent
 
     args = build_parser().parse_args(argv)
-    try:
-        delays = parse_delays(args.delays)
-    except ValueError as error:
-        raise CliError(str(error)) from None
-    if args.episodes < 1:
-        raise CliError(f"--episodes must be >= 1, got {args.episodes}")
+    delays = delays_and_episodes_options(args.delays, args.episodes)
     (path,) = checkpoint_paths(
         [args.checkpoint] if args.checkpoint else None, [args.agent] if args.agent else None
     )

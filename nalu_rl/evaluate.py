@@ -96,6 +96,17 @@ def parse_delays(spec: str) -> list[int]:
     return sorted(delays)
 
 
+def delays_and_episodes_options(delays_spec: str, episodes: int) -> list[int]:
+    """The --delays and --episodes options of a command line, checked: bad ones raise CliError."""
+    try:
+        delays = parse_delays(delays_spec)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {episodes}")
+    return delays
+
+
 def slot_quotas(episodes: int, slots: int) -> np.ndarray:
     """How many episodes each of `slots` env slots plays so that they sum to `episodes`."""
     quotas = np.full(slots, episodes // slots, dtype=np.int64)
@@ -406,12 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nalu_rl.plot import plot_success_by_delay
 
     args = build_parser().parse_args(argv)
-    try:
-        delays = parse_delays(args.delays)
-    except ValueError as error:
-        raise CliError(str(error)) from None
-    if args.episodes < 1:
-        raise CliError(f"--episodes must be >= 1, got {args.episodes}")
+    delays = delays_and_episodes_options(args.delays, args.episodes)
     if args.max_batch < 1:
         raise CliError(f"--max-batch must be >= 1, got {args.max_batch}")
     paths = checkpoint_paths(args.checkpoint, args.agent)
