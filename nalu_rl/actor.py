@@ -83,6 +83,16 @@ class Actor:
         self.steps += self.unroll_length * len(self.action_ignored)
 
 
+def prepare_worker_process() -> None:
+    """Settings of every child process of the runtimes (actors, hogwild workers): one thread, and
+    Ctrl-C left to the parent."""
+    # The parent decides when to stop (Ctrl-C reaches the whole process group): a child must not
+    # die half-way through writing a buffer.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch.set_num_threads(1)
+
+
 def actor_process(
     actor_id: int,
     config_dict: dict[str, Any],
@@ -98,11 +108,7 @@ def actor_process(
     from nalu_rl.config import Config
     from nalu_rl.learner import retain_freed_memory
 
-    # The parent decides when to stop (Ctrl-C reaches the whole process group): a child must not
-    # die half-way through writing a buffer.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["OMP_NUM_THREADS"] = "1"
-    torch.set_num_threads(1)
+    prepare_worker_process()
     retain_freed_memory()
     config = Config.from_dict(config_dict)
     env_probe = make_vector_env(config, 1)

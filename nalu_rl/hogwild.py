@@ -10,8 +10,6 @@ computed from slightly stale weights, as in A3C).
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
 import time
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
@@ -19,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from nalu_rl.actor import Actor, make_vector_env
+from nalu_rl.actor import Actor, make_vector_env, prepare_worker_process
 from nalu_rl.learner import compute_loss
 from nalu_rl.rollout import RolloutBuffers
 from nalu_rl.units import clamp_unit_weights_
@@ -58,9 +56,7 @@ def worker_process(
     from agents import make_agent
     from nalu_rl.config import Config
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["OMP_NUM_THREADS"] = "1"
-    torch.set_num_threads(1)
+    prepare_worker_process()
     config = Config.from_dict(config_dict)
     num_envs = config.hogwild_envs
     probe = make_vector_env(config, 1)
