@@ -78,7 +78,7 @@ def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) 
             "--buffers-per-actor",
             "1",
             "--total-steps",
-            "50000",
+            "150000",
         ]
         + ["--logdir", str(tmp_path)]
     )
