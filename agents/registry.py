@@ -120,6 +120,22 @@ def nac_lstm_reads_wiring() -> Wiring:
     return replace(nac_critic_lstm_wiring(), lstm_inputs=("encoder", "stimulus", "count"))
 
 
+def nac_scalar_count_wiring() -> Wiring:
+    """The `nac` wiring with a one-unit accumulator: m_t = m_{t-1} + NAC([stimulus, 1]) is a single number.
+
+    With 8 units the count spans two directions, T and t, and the actor may read them apart; at
+    T = 40 it then meets pairs (T, t) never seen in training (t <= 12 there). One unit can hold only
+    a * T + b * t, so solving the task pushes it towards a multiple of the time left, T - t, whose
+    values at large T are the values it took in training.
+    """
+    return replace(nac_critic_lstm_wiring(), counter_size=1)
+
+
+def nau_scalar_count_wiring() -> Wiring:
+    """nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c."""
+    return replace(nac_scalar_count_wiring(), unit="nau")
+
+
 def nac_ff_wiring() -> Wiring:
     """No LSTM: a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]) and MLP(128) actor and critic on
     [encoder, m]; the reference for how far a pure counter extrapolates.
@@ -179,6 +195,8 @@ WIRINGS: dict[str, Callable[[], Wiring]] = {
     "nac-lstm-feeds": nac_lstm_feeds_wiring,
     "nac-lstm-reads": nac_lstm_reads_wiring,
     "nac-recurrent-ff": nac_recurrent_ff_wiring,
+    "nac-scalar-count": nac_scalar_count_wiring,
+    "nau-scalar-count": nau_scalar_count_wiring,
     "nau-ff": nau_ff_wiring,
 }
 AGENT_NAMES: tuple[str, ...] = tuple(WIRINGS)
