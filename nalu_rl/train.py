@@ -237,6 +237,11 @@ def _prepare(argv: Sequence[str] | None) -> tuple[Config, Path, dict[str, Any] |
     if config.logdir is None:
         config.logdir = config.default_logdir()
     logdir = Path(config.logdir)
+    if config.resume is None and (logdir / "checkpoint.pt").exists():
+        raise CliError(
+            f"run folder {logdir} already holds a checkpoint; continue it with --resume {logdir} "
+            "or choose another --logdir"
+        )
     try:
         logdir.mkdir(parents=True, exist_ok=True)
         probe = logdir / ".write-test"

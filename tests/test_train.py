@@ -160,6 +160,15 @@ def test_resume_refuses_to_change_the_task(tmp_path: Path, capsys) -> None:
     assert code == 2 and "--size" in stderr
 
 
+def test_new_run_into_a_folder_with_a_checkpoint_is_refused(tmp_path: Path, capsys) -> None:
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    before = (tmp_path / "checkpoint.pt").read_bytes()
+    capsys.readouterr()
+    code, stderr = run_cli_capture([*EASY, "--actors", "0", "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "--resume" in stderr and len(stderr.strip().splitlines()) == 1
+    assert (tmp_path / "checkpoint.pt").read_bytes() == before
+
+
 def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
