@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 import gymnasium
 import torch
@@ -93,6 +94,28 @@ class Wiring:
         for name in ("counter_size", "lstm_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain values (lists for tuples), storable in a weights-only checkpoint."""
+        return {field.name: _plain(getattr(self, field.name)) for field in fields(self)}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Wiring:
+        """The validated Wiring of `to_dict` output; raises ValueError on unknown or invalid fields."""
+        unknown = sorted(set(values) - set(WIRING_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown wiring fields {unknown}")
+        wiring = cls(**{name: _frozen(value) for name, value in values.items()})
+        wiring.validate()
+        return wiring
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 WIRING_OPTIONS = tuple(field.name for field in fields(Wiring))

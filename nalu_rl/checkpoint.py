@@ -65,18 +65,22 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
     """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
 
     The config must hold "agent" (the --agent name) and "env" (the TimeTrack keyword arguments the
-    run trained with); the observation space is rebuilt from "env".
+    run trained with); the observation space is rebuilt from "env". The model is built from the
+    checkpoint's own "wiring", so it loads even after the registry has pointed its name elsewhere;
+    checkpoints written without one are built from the registry's current wiring of "agent".
     """
     # Imported here so that reading a checkpoint does not pull in the environment and the agents.
-    from agents import make_agent
+    from agents import ActorCritic, Wiring, agent_wiring
     from envs import TimeTrackEnv
 
     payload = load_checkpoint(path, map_location=device)
     config = payload["config"]
     try:
         env_kwargs = {key: value for key, value in config["env"].items() if key != "render_mode"}
-        observation_space = TimeTrackEnv(**env_kwargs).observation_space
-        model = make_agent(config["agent"], observation_space)
+        env = TimeTrackEnv(**env_kwargs)
+        stored = payload.get("wiring")
+        wiring = Wiring.from_dict(stored) if stored is not None else agent_wiring(config["agent"])
+        model = ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=config["agent"])
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         raise CliError(f"checkpoint {path} does not describe a known agent: {error}") from None

@@ -90,6 +90,7 @@ class TrainingRun:
         return {
             "config": self.config.to_dict(),
             "model": {key: value.detach().cpu() for key, value in self.model.state_dict().items()},
+            "wiring": self.model.wiring.to_dict(),
             "optimizer": self.optimizer.state_dict(),
             "steps": self.steps,
             "updates": self.updates,

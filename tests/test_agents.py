@@ -9,7 +9,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents import AGENT_NAMES, ActorCritic, agent_wiring, describe_agents, make_agent
+from agents import AGENT_NAMES, ActorCritic, Wiring, agent_wiring, describe_agents, make_agent
 
 MAX_DELAY = 1000
 GRID_SIZE = 5
@@ -321,3 +321,16 @@ def test_hand_set_nac_agent_counts_down_on_the_real_environment() -> None:
             observation, _, terminated, _, info = env.step(pass_action)
             starting = False
         assert info["t"] > delay
+
+
+@pytest.mark.parametrize("name", AGENT_NAMES)
+def test_wiring_round_trips_through_plain_values(name: str) -> None:
+    wiring = agent_wiring(name)
+    plain = wiring.to_dict()
+    assert all(not isinstance(value, tuple) for value in plain.values())
+    assert Wiring.from_dict(plain) == wiring
+
+
+def test_wiring_from_unknown_fields_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown wiring fields"):
+        Wiring.from_dict({**agent_wiring("nac").to_dict(), "lstm_layers": 2})

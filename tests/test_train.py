@@ -192,3 +192,22 @@ def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
     kept = load_checkpoint(tmp_path)
     assert kept["steps"] == good["steps"]
     assert all(torch.equal(kept["model"][key], good["model"][key]) for key in good["model"])
+
+
+def test_checkpoint_loads_with_its_own_wiring_after_the_registry_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from agents import registry
+    from nalu_rl.checkpoint import load_agent
+
+    argv = [*EASY, "--agent", "nac", "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)]
+    train.run_training(argv)
+    trained = registry.agent_wiring("nac")
+    moved = replace(trained, counter_size=trained.counter_size + 2)
+    monkeypatch.setitem(registry.WIRINGS, "nac", lambda: moved)
+    model, config = load_agent(tmp_path / "checkpoint.pt")
+    assert config["agent"] == "nac"
+    assert model.wiring == trained != registry.agent_wiring("nac")
+    assert load_checkpoint(tmp_path)["wiring"] == trained.to_dict()
