@@ -127,12 +127,20 @@ def nac_scalar_count_wiring() -> Wiring:
     T = 40 it then meets pairs (T, t) never seen in training (t <= 12 there). One unit can hold only
     a * T + b * t, so solving the task pushes it towards a multiple of the time left, T - t, whose
     values at large T are the values it took in training.
+
+    Measured (one seed, 6M steps): it did not learn, 0.33 at T = 8 and 0 beyond 20.
     """
     return replace(nac_critic_lstm_wiring(), counter_size=1)
 
 
 def nau_scalar_count_wiring() -> Wiring:
-    """nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c."""
+    """nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c.
+
+    Measured (5 seeds, 6M steps): 3 seeds learned the exact count +-(T - t - 1) and hold 0.86-1.00
+    at every T from 8 to 40 and at 50, 60, ..., 100; 2 seeds had their weights snapped by the
+    regulariser to [-1, -1] or [-1, 0], a count that cannot tell the time left, and stayed near 0.1
+    even on the training range.
+    """
     return replace(nac_scalar_count_wiring(), unit="nau")
 
 

@@ -49,8 +49,9 @@ def main() -> None:
             print(f"{agent:10s} {run}  training-range success {score:.3f}")
         score, run, payload = max(scored, key=lambda item: item[0])
         destination = args.out / f"{agent}.pt"
-        # Weights and config only: no optimizer state, so the file stays small.
-        save_checkpoint(destination, {"config": payload["config"], "model": payload["model"]})
+        # Weights, wiring and config only: no optimizer state, so the file stays small.
+        shipped = {key: payload[key] for key in ("config", "model", "wiring") if key in payload}
+        save_checkpoint(destination, shipped)
         print(f"shipped {run} -> {destination} ({destination.stat().st_size / 1e6:.1f} MB)")
 
 
