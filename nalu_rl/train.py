@@ -73,6 +73,9 @@ class TrainingRun:
         try:
             self.model.load_state_dict(payload["model"])
             self.optimizer.load_state_dict(payload["optimizer"])
+            # Adam's saved state carries the old learning rate; a --learning-rate given on resume wins.
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.config.learning_rate
             self.steps = self.start_steps = int(payload["steps"])
             self.updates = int(payload["updates"])
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))

@@ -154,6 +154,16 @@ def test_resume_continues_step_count_and_optimizer(tmp_path: Path) -> None:
     assert float(adam_steps) == second.updates > first.updates
 
 
+def test_resume_applies_a_new_learning_rate(tmp_path: Path) -> None:
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    argv = ["--resume", str(tmp_path), "--total-steps", "1280", "--learning-rate", "1e-5"]
+    resumed = train.run_training(argv)
+    assert [group["lr"] for group in resumed.optimizer.param_groups] == [1e-5]
+    saved = load_checkpoint(tmp_path)
+    assert saved["config"]["learning_rate"] == 1e-5
+    assert [group["lr"] for group in saved["optimizer"]["param_groups"]] == [1e-5]
+
+
 def test_resume_refuses_to_change_the_task(tmp_path: Path, capsys) -> None:
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
     code, stderr = run_cli_capture(["--resume", str(tmp_path), "--size", "5"], capsys)
