@@ -175,7 +175,11 @@ def nac_wiring() -> Wiring:
 
 
 def nalu_wiring() -> Wiring:
-    """The `nac` wiring with a NALU (gated add / multiply, tied weights) as the counter's unit."""
+    """The `nac` wiring with a NALU (gated add / multiply, tied weights) as the counter's unit.
+
+    Measured (5 seeds, 6M steps): it did not learn (0.00-0.13 on 5..12). With the stimulus 0 after
+    the onset, the multiplicative path exp(W log(0 + eps)) adds a large constant every step.
+    """
     return replace(nac_wiring(), unit="nalu")
 
 
