@@ -5,7 +5,7 @@ import pytest
 import nalu_rl.evaluate as evaluate
 from agents import make_agent
 from envs import TimeTrackEnv
-from nalu_rl.checkpoint import load_agent, save_checkpoint
+from nalu_rl.checkpoint import load_agent, load_checkpoint, save_checkpoint
 from nalu_rl.cli import run_cli
 
 SHIPPED = sorted((Path(evaluate.__file__).resolve().parent.parent / "checkpoints").glob("*.pt"))
@@ -16,6 +16,8 @@ def test_shipped_checkpoints_load_with_weights_only(path):
     model, config = load_agent(path)  # torch.load(..., weights_only=True) inside
     assert config["agent"] == path.stem
     assert not model.training
+    # The file names its own wiring, so it keeps loading if the registry's name moves on.
+    assert load_checkpoint(path)["wiring"] == model.wiring.to_dict()
 
 
 def test_agent_option_evaluates_the_shipped_checkpoint(tmp_path, monkeypatch):
