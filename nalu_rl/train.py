@@ -70,6 +70,12 @@ class TrainingRun:
 
     # -- resume ----------------------------------------------------------------------------
     def _restore(self, payload: dict[str, Any]) -> None:
+        stored_wiring = payload.get("wiring")
+        if stored_wiring is not None and stored_wiring != self.model.wiring.to_dict():
+            raise CliError(
+                f"agent {self.config.agent!r} is wired differently now than when this run started; "
+                "it cannot be resumed (its checkpoint still evaluates and renders)"
+            )
         try:
             self.model.load_state_dict(payload["model"])
             self.optimizer.load_state_dict(payload["optimizer"])

@@ -221,3 +221,18 @@ def test_checkpoint_loads_with_its_own_wiring_after_the_registry_changes(
     assert config["agent"] == "nac"
     assert model.wiring == trained != registry.agent_wiring("nac")
     assert load_checkpoint(tmp_path)["wiring"] == trained.to_dict()
+
+
+def test_resume_refuses_a_run_whose_agent_is_now_wired_differently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from dataclasses import replace
+
+    from agents import registry
+
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    moved = replace(registry.agent_wiring("lstm"), actor_hidden=16)
+    monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
+    capsys.readouterr()
+    code, stderr = run_cli_capture(["--resume", str(tmp_path), "--total-steps", "1280"], capsys)
+    assert code == 2 and "wired differently" in stderr and len(stderr.strip().splitlines()) == 1
