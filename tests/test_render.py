@@ -17,25 +17,17 @@ def run(argv):
     return cli_exit_code(main, argv)
 
 
+def record_one_episode(checkpoint, out, delay):
+    """Exit code of `render --record out` for one episode of delay `delay`."""
+    argv = ["--checkpoint", str(checkpoint), "--record", str(out), "--episodes", "1", "--delay", str(delay)]
+    return run(argv)
+
+
 def test_record_writes_a_gif_whose_frames_show_the_grid(nac_checkpoint, tmp_path):
     import imageio.v3 as iio
 
     out = tmp_path / "episode.gif"
-    assert (
-        run(
-            [
-                "--checkpoint",
-                str(nac_checkpoint),
-                "--record",
-                str(out),
-                "--episodes",
-                "1",
-                "--delay",
-                "7",
-            ]
-        )
-        == 0
-    )
+    assert record_one_episode(nac_checkpoint, out, delay=7) == 0
     frames = iio.imread(out, index=None)[..., :3]
     # An untrained agent times out or arrives: at least the first frame plus one step, at most T + slack + 1.
     assert 2 <= len(frames) <= 7 + 8 + 1
@@ -54,21 +46,7 @@ def test_record_writes_an_mp4(nac_checkpoint, tmp_path):
     import imageio.v3 as iio
 
     out = tmp_path / "episode.mp4"
-    assert (
-        run(
-            [
-                "--checkpoint",
-                str(nac_checkpoint),
-                "--record",
-                str(out),
-                "--episodes",
-                "1",
-                "--delay",
-                "3",
-            ]
-        )
-        == 0
-    )
+    assert record_one_episode(nac_checkpoint, out, delay=3) == 0
     frames = iio.imread(out, index=None)
     assert frames.ndim == 4 and frames.shape[1] >= 256 and len(frames) >= 2
 
