@@ -90,7 +90,7 @@ def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) 
 
 def test_hogwild_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     run = train.run_training(
-        [*EASY, "--runtime", "hogwild", "--actors", "2", "--hogwild-envs", "16", "--total-steps", "40000"]
+        [*EASY, "--runtime", "hogwild", "--actors", "2", "--hogwild-envs", "16", "--total-steps", "80000"]
         + ["--logdir", str(tmp_path)]
     )
     chance = random_policy_success_rate(3, (2, 3))
