@@ -1,7 +1,7 @@
 """The actor-critic model: an encoder, a recurrent core wired as a `Wiring` says, a policy and a value head.
 
 Every agent of the registry (`agents.registry`) is this one module with a different `Wiring`. Per
-step t, with f_t the encoder features and s_t the stimulus:
+step t, with f_t the encoder features (layer-normalised where the wiring asks) and s_t the stimulus:
   LSTM (optional):    (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
   counter (optional): accumulator  m_t = m_{t-1} + U(x_t)          (identity recurrence: no decay)
                       recurrent    m_t = U([x_t, m_{t-1}])         (a learned linear recurrence)
@@ -43,6 +43,7 @@ class Wiring:
     actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
     unit: the arithmetic unit of the counter ("nac", "nalu", "nau", "nmu").
     counter_size, lstm_size, feature_size: widths of the counter state, the LSTM and the encoder.
+    feature_norm: layer-normalise the encoder features before anything reads them.
     """
 
     lstm_inputs: tuple[str, ...] = ()
@@ -56,6 +57,7 @@ class Wiring:
     counter_size: int = 8
     lstm_size: int = 128
     feature_size: int = 256
+    feature_norm: bool = False
 
     @property
     def has_lstm(self) -> bool:
@@ -154,6 +156,7 @@ class ActorCritic(nn.Module):
         self.wiring = wiring
         self.num_actions = num_actions
         self.observation_key, self.encoder = make_encoder(observation_space, wiring.feature_size)
+        self.feature_norm = nn.LayerNorm(wiring.feature_size) if wiring.feature_norm else None
         widths = {
             "encoder": wiring.feature_size,
             "stimulus": 1,
@@ -224,6 +227,8 @@ class ActorCritic(nn.Module):
         wiring = self.wiring
         steps, batch = episode_start.shape[:2]
         features = self.encoder(obs[self.observation_key])
+        if self.feature_norm is not None:
+            features = self.feature_norm(features)
         stimulus = obs["stimulus"].to(features.dtype)
         inputs = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
         keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)

@@ -170,8 +170,14 @@ def nac_recurrent_ff_wiring() -> Wiring:
 
 
 def nac_wiring() -> Wiring:
-    """The LSTM core augmented with a NAC, in the best measured wiring (currently nac-critic-lstm)."""
-    return nac_critic_lstm_wiring()
+    """The LSTM core augmented with a NAC, in the best measured wiring: nac-critic-lstm with its encoder
+    features layer-normalised.
+
+    The normalisation guards the actor's MLP, which reads the encoder directly: in one of six pixel
+    runs of nac-critic-lstm the pixel features grew to 10, the logits to +75, and the policy
+    collapsed to one action for good.
+    """
+    return replace(nac_critic_lstm_wiring(), feature_norm=True)
 
 
 def nalu_wiring() -> Wiring:

@@ -334,3 +334,34 @@ def test_wiring_round_trips_through_plain_values(name: str) -> None:
 def test_wiring_from_unknown_fields_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown wiring fields"):
         Wiring.from_dict({**agent_wiring("nac").to_dict(), "lstm_layers": 2})
+
+
+def test_feature_norm_makes_the_heads_blind_to_the_scale_of_the_encoder_features() -> None:
+    space = observation_space("pixels")
+    obs = random_observations(space, 4, 3)
+    starts = random_starts(4, 3)
+
+    def relative_change(before: torch.Tensor, after: torch.Tensor) -> float:
+        return float((after - before).abs().max() / before.abs().max())
+
+    for feature_norm in (True, False):
+        torch.manual_seed(0)
+        model = make_agent("nac-critic-lstm", space, feature_norm=feature_norm)
+        with torch.no_grad():
+            logits, value, _ = model(obs, starts, model.initial_state(3))
+            model.encoder.fully_connected[0].weight.mul_(50.0)
+            model.encoder.fully_connected[0].bias.mul_(50.0)
+            scaled_logits, scaled_value, _ = model(obs, starts, model.initial_state(3))
+        changes = (relative_change(logits, scaled_logits), relative_change(value, scaled_value))
+        if feature_norm:
+            assert max(changes) < 0.01
+        else:
+            assert min(changes) > 0.1
+
+
+def test_nac_normalises_its_features_and_checkpoints_without_the_field_load_without_it() -> None:
+    assert agent_wiring("nac").feature_norm and agent_wiring("nau").feature_norm
+    assert not agent_wiring("lstm").feature_norm
+    older = agent_wiring("nac").to_dict()
+    del older["feature_norm"]
+    assert not Wiring.from_dict(older).feature_norm
