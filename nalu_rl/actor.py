@@ -10,12 +10,15 @@ import os
 import signal
 import time
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from nalu_rl.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
+
+if TYPE_CHECKING:
+    from agents import Wiring
 
 
 def make_vector_env(config: Any, num_envs: int) -> Any:
@@ -96,6 +99,7 @@ def prepare_worker_process() -> None:
 def actor_process(
     actor_id: int,
     config_dict: dict[str, Any],
+    wiring: Wiring,
     seed: int,
     buffers: RolloutBuffers,
     weights: WeightStore,
@@ -104,7 +108,7 @@ def actor_process(
     stop: Any,
 ) -> None:
     """Entry point of an actor process: receive a free buffer index, fill it, send it back; repeat."""
-    from agents import make_agent
+    from agents import ActorCritic
     from nalu_rl.config import Config
     from nalu_rl.learner import retain_freed_memory
 
@@ -112,7 +116,7 @@ def actor_process(
     retain_freed_memory()
     config = Config.from_dict(config_dict)
     env_probe = make_vector_env(config, 1)
-    model = make_agent(config.agent, env_probe.single_observation_space)
+    model = ActorCritic(env_probe.single_observation_space, int(env_probe.single_action_space.n), wiring)
     model.eval()
     env_probe.close()
     version = weights.pull(model, -1)

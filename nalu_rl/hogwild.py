@@ -53,14 +53,15 @@ def worker_process(
     stop: Any,
 ) -> None:
     """Entry point of a hogwild worker: act, compute gradients locally, step the shared model."""
-    from agents import make_agent
+    from agents import ActorCritic
     from nalu_rl.config import Config
 
     prepare_worker_process()
     config = Config.from_dict(config_dict)
     num_envs = config.hogwild_envs
     probe = make_vector_env(config, 1)
-    local_model = make_agent(config.agent, probe.single_observation_space)
+    num_actions = int(probe.single_action_space.n)
+    local_model = ActorCritic(probe.single_observation_space, num_actions, shared_model.wiring)
     buffers = RolloutBuffers(
         probe.single_observation_space,
         local_model.initial_state(num_envs),

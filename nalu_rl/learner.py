@@ -163,6 +163,7 @@ class ActorPool:
             args=(
                 actor_id,
                 self.run.config.to_dict(),
+                self.run.model.wiring,
                 self.run.next_seed(),
                 self.buffers,
                 self.weights,
@@ -254,15 +255,16 @@ class ActorPool:
 
 def train_learner(run: TrainingRun) -> None:
     """Train `run.model` with the learner runtime until `run.should_stop()`."""
-    from agents import make_agent
+    from agents import ActorCritic
 
     config = run.config
     serial = config.actors == 0
     retain_freed_memory()
     probe = make_vector_env(config, 1)
     observation_space = probe.single_observation_space
+    num_actions = int(probe.single_action_space.n)
     probe.close()
-    acting_model = make_agent(config.agent, observation_space).eval()
+    acting_model = ActorCritic(observation_space, num_actions, run.model.wiring).eval()
     num_buffers = config.batch_unrolls if serial else config.actors * config.buffers_per_actor
     buffers = RolloutBuffers(
         observation_space,

@@ -30,14 +30,21 @@ class TrainingRun:
     """The state of one training run shared by the runtimes: model, optimizer, counts, stopping rule."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from agents import make_agent
+        from agents import ActorCritic, Wiring, agent_wiring
         from envs import TimeTrackEnv
 
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
-        observation_space = TimeTrackEnv(**config.env_kwargs()).observation_space
-        self.model = make_agent(config.agent, observation_space).to(self.device)
+        # A resumed run keeps the wiring it was started with, even if the registry has moved since.
+        stored = (resume_payload or {}).get("wiring")
+        try:
+            wiring = Wiring.from_dict(stored) if stored is not None else agent_wiring(config.agent)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise CliError(f"cannot resume from this checkpoint: its wiring is invalid: {error}") from None
+        env = TimeTrackEnv(**config.env_kwargs())
+        self.model = ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=config.agent)
+        self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.steps = 0
         self.updates = 0
@@ -70,12 +77,6 @@ class TrainingRun:
 
     # -- resume ----------------------------------------------------------------------------
     def _restore(self, payload: dict[str, Any]) -> None:
-        stored_wiring = payload.get("wiring")
-        if stored_wiring is not None and stored_wiring != self.model.wiring.to_dict():
-            raise CliError(
-                f"agent {self.config.agent!r} is wired differently now than when this run started; "
-                "it cannot be resumed (its checkpoint still evaluates and renders)"
-            )
         try:
             self.model.load_state_dict(payload["model"])
             self.optimizer.load_state_dict(payload["optimizer"])

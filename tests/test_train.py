@@ -223,7 +223,7 @@ def test_checkpoint_loads_with_its_own_wiring_after_the_registry_changes(
     assert load_checkpoint(tmp_path)["wiring"] == trained.to_dict()
 
 
-def test_resume_refuses_a_run_whose_agent_is_now_wired_differently(
+def test_resume_continues_with_the_runs_own_wiring_after_the_registry_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     from dataclasses import replace
@@ -231,8 +231,43 @@ def test_resume_refuses_a_run_whose_agent_is_now_wired_differently(
     from agents import registry
 
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
-    moved = replace(registry.agent_wiring("lstm"), actor_hidden=16)
+    trained = registry.agent_wiring("lstm")
+    moved = replace(trained, actor_hidden=16)
     monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
     capsys.readouterr()
+    code, stderr = run_cli_capture(["--resume", str(tmp_path), "--total-steps", "1920"], capsys)
+    assert code == 0, stderr
+    resumed = load_checkpoint(tmp_path)
+    assert resumed["steps"] >= 1920
+    assert resumed["wiring"] == trained.to_dict() != moved.to_dict()
+
+
+@pytest.mark.parametrize("runtime", ["learner", "hogwild"])
+def test_worker_processes_build_the_runs_wiring_not_their_own_registrys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str
+) -> None:
+    """The parent's registry is patched; spawned workers import an unpatched one, so only a wiring
+    handed to them by the run gives them the model the run trains."""
+    from dataclasses import replace
+
+    from agents import registry
+
+    moved = replace(registry.agent_wiring("lstm"), actor_hidden=16)
+    monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
+    argv = [*EASY, "--runtime", runtime, "--actors", "1", "--total-steps", "1280", "--logdir", str(tmp_path)]
+    train.run_training(argv)
+    trained = load_checkpoint(tmp_path)
+    assert trained["steps"] >= 1280
+    assert trained["wiring"] == moved.to_dict()
+
+
+def test_resume_refuses_a_checkpoint_with_an_invalid_wiring(tmp_path: Path, capsys) -> None:
+    from nalu_rl.checkpoint import save_checkpoint
+
+    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    payload = load_checkpoint(tmp_path)
+    payload["wiring"]["counter"] = "abacus"
+    save_checkpoint(tmp_path / "checkpoint.pt", payload)
+    capsys.readouterr()
     code, stderr = run_cli_capture(["--resume", str(tmp_path), "--total-steps", "1280"], capsys)
-    assert code == 2 and "wired differently" in stderr and len(stderr.strip().splitlines()) == 1
+    assert code == 2 and "wiring is invalid" in stderr and len(stderr.strip().splitlines()) == 1
