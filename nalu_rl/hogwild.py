@@ -191,7 +191,7 @@ def train_hogwild(run: TrainingRun) -> None:
                 if not process.is_alive():
                     process.join(timeout=0)
                     start(worker_id)
-                    run.counters["actor_restarts"] += 1
+                    run.workers_replaced(1)
     finally:
         close()
         run.on_close.remove(close)

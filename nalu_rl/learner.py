@@ -298,7 +298,7 @@ def train_learner(run: TrainingRun) -> None:
     try:
         while not run.should_stop():
             ready.extend(pool.collect(timeout=0.1))
-            run.counters["actor_restarts"] += pool.replace_dead()
+            run.workers_replaced(pool.replace_dead())
             if len(ready) < config.batch_unrolls:
                 continue
             taken = [ready.popleft() for _ in range(config.batch_unrolls)]

@@ -22,6 +22,9 @@ from nalu_rl.config import Config, parse_config, validate
 from nalu_rl.monitor import Dashboard, EpisodeWindow
 from nalu_rl.rollout import RolloutBatch
 
+# Worker processes that may die in a row, with no step delivered in between, before the run gives up.
+MAX_RESTARTS_WITHOUT_PROGRESS = 10
+
 # Options that define the model or the task; a resumed run keeps the saved ones.
 FIXED_ON_RESUME = ("agent", "obs", "size", "delay_range", "stimulus", "reward_mode", "seed", "envs_per_actor")
 
@@ -58,7 +61,14 @@ class TrainingRun:
         self.window = EpisodeWindow(
             config.success_window, config.delay_range, config.size, config.target_fraction
         )
-        self.counters = {"bad_updates": 0, "bad_updates_in_a_row": 0, "actor_restarts": 0, "episodes": 0}
+        self.counters = {
+            "bad_updates": 0,
+            "bad_updates_in_a_row": 0,
+            "actor_restarts": 0,
+            "restarts_without_progress": 0,
+            "episodes": 0,
+        }
+        self.steps_at_last_restart = -1
         self.timing = {"actor_seconds": 0.0, "learner_seconds": 0.0}
         self.scalars: dict[str, float] = {}
         self.last_metrics: dict[str, float] = {}
@@ -155,6 +165,17 @@ class TrainingRun:
         self.counters["bad_updates"] += 1
         self.counters["bad_updates_in_a_row"] += 1
 
+    def workers_replaced(self, count: int) -> None:
+        """Account for `count` dead actor (or hogwild worker) processes that were just restarted."""
+        if not count:
+            return
+        self.counters["actor_restarts"] += count
+        if self.steps == self.steps_at_last_restart:
+            self.counters["restarts_without_progress"] += count
+        else:
+            self.counters["restarts_without_progress"] = count
+        self.steps_at_last_restart = self.steps
+
     # -- the loop's heartbeat ----------------------------------------------------------------
     def steady_steps_per_second(self) -> float:
         """SPS from the first trained batch to now (process start-up and first weights excluded)."""
@@ -179,6 +200,12 @@ class TrainingRun:
                 self.failure = (
                     f"{self.counters['bad_updates_in_a_row']} updates in a row had a NaN/inf loss or "
                     f"gradient; stopped, the last good checkpoint is {self.logdir / 'checkpoint.pt'}"
+                )
+                self.stop_reason = "failed"
+            elif self.counters["restarts_without_progress"] >= MAX_RESTARTS_WITHOUT_PROGRESS:
+                self.failure = (
+                    f"{self.counters['restarts_without_progress']} worker processes died in a row without "
+                    "delivering a step (their errors are above); stopped"
                 )
                 self.stop_reason = "failed"
             elif self.steps >= self.config.total_steps:

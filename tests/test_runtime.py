@@ -126,6 +126,25 @@ def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_
             os.killpg(process.pid, signal.SIGKILL)
 
 
+def test_actors_that_keep_dying_before_any_step_stop_the_run_with_a_one_line_error(tmp_path: Path) -> None:
+    process = start_training(tmp_path)
+    killed: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            for pid in actor_pids(process.pid) - killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            time.sleep(0.02)
+        assert process.returncode == 1
+        last_line = process.stderr.read().strip().splitlines()[-1]
+        assert "worker processes died in a row without delivering a step" in last_line
+        assert len(killed) >= 10
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 def make_actor(num_envs: int = 8, agent: str = "lstm", **options):
     import multiprocessing
 
