@@ -5,6 +5,7 @@ success rate over the delays of its own training range wins. Extrapolation, the 
 checkpoints are meant to show, plays no part in it.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
+    python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix -pixels   # checkpoints/nac-pixels.pt
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> None:
     parser.add_argument("root", type=Path, help="folder holding <agent>/seed<k>/ run folders")
     parser.add_argument("--agents", nargs="+", required=True, help="agents to ship")
     parser.add_argument("--out", type=Path, default=REPOSITORY / "checkpoints", help="destination folder")
+    parser.add_argument("--suffix", default="", help="appended to the agent's name in the file name")
     args = parser.parse_args()
     for agent in args.agents:
         scored = []
@@ -48,7 +50,7 @@ def main() -> None:
         for score, run, _ in scored:
             print(f"{agent:10s} {run}  training-range success {score:.3f}")
         score, run, payload = max(scored, key=lambda item: item[0])
-        destination = args.out / f"{agent}.pt"
+        destination = args.out / f"{agent}{args.suffix}.pt"
         # Weights, wiring and config only: no optimizer state, so the file stays small.
         shipped = {key: payload[key] for key in ("config", "model", "wiring") if key in payload}
         save_checkpoint(destination, shipped)
