@@ -49,6 +49,15 @@ def nac_paper_bias_wiring() -> Wiring:
     return replace(nac_paper_wiring(), counter_inputs=_STIMULUS_AND_BIAS)
 
 
+def lstm_norm_wiring() -> Wiring:
+    """The lstm baseline with its encoder features layer-normalised before the LSTM reads them.
+
+    At initialisation the pixel features reach the LSTM's gates 20 times weaker than the stimulus
+    does (pre-activation std 0.018 against 0.37), so the LSTM starts nearly blind to the image.
+    """
+    return replace(lstm_wiring(), feature_norm=True)
+
+
 def nac_critic_lstm_wiring() -> Wiring:
     """The LSTM serves the critic only; the actor times the delay with a NAC accumulator.
 
@@ -202,6 +211,7 @@ def nau_ff_wiring() -> Wiring:
 WIRINGS: dict[str, Callable[[], Wiring]] = {
     "lstm": lstm_wiring,
     "nac": nac_wiring,
+    "lstm-norm": lstm_norm_wiring,
     "nalu": nalu_wiring,
     "nau": nau_wiring,
     "nac-ff": nac_ff_wiring,
