@@ -54,6 +54,8 @@ def lstm_norm_wiring() -> Wiring:
 
     At initialisation the pixel features reach the LSTM's gates 20 times weaker than the stimulus
     does (pre-activation std 0.018 against 0.37), so the LSTM starts nearly blind to the image.
+    Measured on pixels (one seed, 6M steps): 0.20 on 5..12, against 0.01 for lstm; both far from
+    learning the training range in that budget.
     """
     return replace(lstm_wiring(), feature_norm=True)
 
