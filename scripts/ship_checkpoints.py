@@ -5,7 +5,7 @@ success rate over the delays of its own training range wins. Extrapolation, the 
 checkpoints are meant to show, plays no part in it.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
-    python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix -pixels   # checkpoints/nac-pixels.pt
+    python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # checkpoints/nac-pixels.pt
 """
 
 from __future__ import annotations
