@@ -78,6 +78,9 @@ def compute_loss(
             c_clip=config.c_clip,
         )
     mask = (~batch.ignored).float()
+    # How far the learner's policy has moved from the one that acted (0 when they agree).
+    log_ratio = (target_log_probs.detach() - batch.behaviour_log_probs).abs()
+    mean_abs_log_ratio = float((log_ratio * mask).sum() / mask.sum().clamp(min=1.0))
     terms = actor_critic_loss(
         logits[:length],
         batch.actions,
@@ -100,6 +103,7 @@ def compute_loss(
         "loss/entropy": float(terms.entropy.detach()),
         "loss/regularizer": float(torch.as_tensor(regularizer).detach()),
         "loss/regularizer_weight": regularizer_weight,
+        "loss/policy_log_ratio": mean_abs_log_ratio,
     }
     return total, extras
 

@@ -271,3 +271,11 @@ def test_resume_refuses_a_checkpoint_with_an_invalid_wiring(tmp_path: Path, caps
     capsys.readouterr()
     code, stderr = run_cli_capture(["--resume", str(tmp_path), "--total-steps", "1280"], capsys)
     assert code == 2 and "wiring is invalid" in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_without_actor_processes_the_learner_scores_the_actions_as_the_actor_did(tmp_path: Path) -> None:
+    """With --actors 0 there is no policy lag: the learner's log-probabilities of the taken actions
+    match the actor's, so V-trace's ratios are 1 and its correction does nothing."""
+    run = train.run_training([*EASY, "--actors", "0", "--total-steps", "3200", "--logdir", str(tmp_path)])
+    assert run.updates > 0
+    assert run.last_metrics["loss/policy_log_ratio"] < 1e-5
