@@ -61,6 +61,18 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     return payload
 
 
+def build_model(agent: str, env: Any, stored_wiring: dict[str, Any] | None) -> torch.nn.Module:
+    """The untrained ActorCritic of a run of `agent` on `env` (a TimeTrackEnv): built from the run's
+    stored wiring, or from the registry's current wiring of `agent` where none was stored.
+
+    Raises ValueError or TypeError for an invalid wiring or an unknown agent.
+    """
+    from agents import ActorCritic, Wiring, agent_wiring
+
+    wiring = Wiring.from_dict(stored_wiring) if stored_wiring is not None else agent_wiring(agent)
+    return ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=agent)
+
+
 def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
 
@@ -70,7 +82,6 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
     checkpoints written without one are built from the registry's current wiring of "agent".
     """
     # Imported here so that reading a checkpoint does not pull in the environment and the agents.
-    from agents import ActorCritic, Wiring, agent_wiring
     from envs import TimeTrackEnv
 
     payload = load_checkpoint(path, map_location=device)
@@ -78,9 +89,7 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
     try:
         env_kwargs = {key: value for key, value in config["env"].items() if key != "render_mode"}
         env = TimeTrackEnv(**env_kwargs)
-        stored = payload.get("wiring")
-        wiring = Wiring.from_dict(stored) if stored is not None else agent_wiring(config["agent"])
-        model = ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=config["agent"])
+        model = build_model(config["agent"], env, payload.get("wiring"))
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         raise CliError(f"checkpoint {path} does not describe a known agent: {error}") from None

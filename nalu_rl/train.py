@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.checkpoint import load_checkpoint, save_checkpoint
+from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint
 from nalu_rl.cli import CliError, run_cli
 from nalu_rl.config import Config, parse_config, validate
 from nalu_rl.monitor import Dashboard, EpisodeWindow
@@ -33,20 +33,17 @@ class TrainingRun:
     """The state of one training run shared by the runtimes: model, optimizer, counts, stopping rule."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from agents import ActorCritic, Wiring, agent_wiring
         from envs import TimeTrackEnv
 
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
-        stored = (resume_payload or {}).get("wiring")
+        env = TimeTrackEnv(**config.env_kwargs())
         try:
-            wiring = Wiring.from_dict(stored) if stored is not None else agent_wiring(config.agent)
+            self.model = build_model(config.agent, env, (resume_payload or {}).get("wiring"))
         except (AttributeError, TypeError, ValueError) as error:
             raise CliError(f"cannot resume from this checkpoint: its wiring is invalid: {error}") from None
-        env = TimeTrackEnv(**config.env_kwargs())
-        self.model = ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=config.agent)
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.steps = 0
