@@ -64,6 +64,12 @@ class Wiring:
         """Whether the core has an LSTM."""
         return bool(self.lstm_inputs)
 
+    @property
+    def policy_reads_lstm(self) -> bool:
+        """Whether the actor head depends on the LSTM, directly or through a counter that reads it."""
+        through_count = "count" in self.actor_inputs and "lstm" in self.counter_inputs
+        return "lstm" in self.actor_inputs or through_count
+
     def validate(self) -> None:
         """Raise ValueError if the wiring names an unknown input or cannot be computed step by step."""
         groups = {

@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import math
 import multiprocessing
+import sys
 import time
 from collections import deque
 from multiprocessing.connection import Connection, wait
@@ -144,7 +145,14 @@ class ActorPool:
     handed the buffers it held.
     """
 
-    def __init__(self, run: TrainingRun, buffers: RolloutBuffers, weights: WeightStore, context: Any) -> None:
+    def __init__(
+        self,
+        run: TrainingRun,
+        buffers: RolloutBuffers,
+        weights: WeightStore,
+        context: Any,
+        buffers_per_actor: int,
+    ) -> None:
         self.run = run
         self.buffers = buffers
         self.weights = weights
@@ -156,9 +164,9 @@ class ActorPool:
         self.links: list[Connection | None] = [None] * count
         self.held: list[set[int]] = [set() for _ in range(count)]
         self.restarts = 0
-        per_actor = run.config.buffers_per_actor
         for actor_id in range(count):
-            self._start(actor_id, set(range(actor_id * per_actor, (actor_id + 1) * per_actor)))
+            first = actor_id * buffers_per_actor
+            self._start(actor_id, set(range(first, first + buffers_per_actor)))
 
     def _start(self, actor_id: int, indices: set[int]) -> None:
         learner_end, actor_end = self.context.Pipe(duplex=True)
@@ -263,13 +271,27 @@ def train_learner(run: TrainingRun) -> None:
 
     config = run.config
     serial = config.actors == 0
+    # Synchronous actors hold one buffer each and get it back only once the batch it joined has
+    # been learned from, so every unroll is played with the newest weights (policy lag 0).
+    synchronous = not serial and config.synchronous_actors(run.model.wiring)
+    buffers_per_actor = 1 if synchronous else config.buffers_per_actor
+    if synchronous:
+        batch_unrolls = config.actors
+    else:
+        batch_unrolls = min(config.batch_unrolls, config.actors * buffers_per_actor)
+    if synchronous and config.synchronous is None:
+        print(
+            f"{config.agent}: its policy reads an LSTM, so actors act synchronously (policy lag 0); "
+            "--no-synchronous lets them run ahead",
+            file=sys.stderr,
+        )
     retain_freed_memory()
     probe = make_vector_env(config, 1)
     observation_space = probe.single_observation_space
     num_actions = int(probe.single_action_space.n)
     probe.close()
     acting_model = ActorCritic(observation_space, num_actions, run.model.wiring).eval()
-    num_buffers = config.batch_unrolls if serial else config.actors * config.buffers_per_actor
+    num_buffers = config.batch_unrolls if serial else config.actors * buffers_per_actor
     buffers = RolloutBuffers(
         observation_space,
         acting_model.initial_state(config.envs_per_actor),
@@ -295,7 +317,7 @@ def train_learner(run: TrainingRun) -> None:
             version = weights.pull(acting_model, version)
         return
 
-    pool = ActorPool(run, buffers, weights, context)
+    pool = ActorPool(run, buffers, weights, context, buffers_per_actor)
     run.on_close.append(pool.close)
     ready: deque[tuple[int, int]] = deque()
     last_busy_read = time.perf_counter()
@@ -303,14 +325,18 @@ def train_learner(run: TrainingRun) -> None:
         while not run.should_stop():
             ready.extend(pool.collect(timeout=0.1))
             run.workers_replaced(pool.replace_dead())
-            if len(ready) < config.batch_unrolls:
+            if len(ready) < batch_unrolls:
                 continue
-            taken = [ready.popleft() for _ in range(config.batch_unrolls)]
+            taken = [ready.popleft() for _ in range(batch_unrolls)]
             batch = buffers.batch([index for _, index in taken], pin_memory)
-            # Hand the buffers back before learning, so that actors act while the learner learns.
-            for actor_id, index in taken:
-                pool.release(actor_id, index)
+            if not synchronous:
+                # Hand the buffers back before learning, so that actors act while the learner learns.
+                for actor_id, index in taken:
+                    pool.release(actor_id, index)
             _learn(run, learner, batch, weights)
+            if synchronous:
+                for actor_id, index in taken:
+                    pool.release(actor_id, index)
             now = time.perf_counter()
             if now - last_busy_read >= config.log_interval_s:
                 run.scalars["runtime/actor_busy"] = pool.busy_fraction(now - last_busy_read)
@@ -331,6 +357,7 @@ def _learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Wei
     else:
         run.good_update(metrics)
         weights.publish(run.model)
+    run.counters["max_policy_lag"] = max(run.counters["max_policy_lag"], int(lag.max()))
     run.scalars["runtime/policy_lag"] = float(lag.mean())
     run.scalars["runtime/policy_lag_max"] = float(lag.max())
     run.timing["learner_seconds"] += time.perf_counter() - started

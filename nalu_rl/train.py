@@ -64,6 +64,7 @@ class TrainingRun:
             "actor_restarts": 0,
             "restarts_without_progress": 0,
             "episodes": 0,
+            "max_policy_lag": 0,
         }
         self.steps_at_last_restart = -1
         self.timing = {"actor_seconds": 0.0, "learner_seconds": 0.0}

@@ -77,6 +77,7 @@ def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) 
             "16",
             "--buffers-per-actor",
             "1",
+            "--no-synchronous",
             "--total-steps",
             "150000",
         ]
@@ -86,6 +87,18 @@ def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) 
     assert run.window.full
     assert run.window.success_rate() >= max(2 * chance, chance + 0.15), (run.window.success_rate(), chance)
     assert run.counters["actor_restarts"] == 0
+
+
+def test_synchronous_actors_always_act_with_the_newest_weights(tmp_path: Path) -> None:
+    """With --synchronous no batch is older than the learner's weights, and the learner scores the
+    taken actions as the actors did; without it, actors run ahead and some batch lags."""
+    common = [*EASY, "--actors", "2", "--envs-per-actor", "16", "--total-steps", "20000"]
+    synchronous = train.run_training([*common, "--synchronous", "--logdir", str(tmp_path / "sync")])
+    assert synchronous.updates >= 50
+    assert synchronous.counters["max_policy_lag"] == 0
+    assert synchronous.last_metrics["loss/policy_log_ratio"] < 1e-4
+    ahead = train.run_training([*common, "--no-synchronous", "--logdir", str(tmp_path / "async")])
+    assert ahead.counters["max_policy_lag"] >= 1
 
 
 def test_hogwild_learns_well_above_a_random_policy(tmp_path: Path) -> None:
