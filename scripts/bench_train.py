@@ -5,6 +5,7 @@ both observation modes, with their ratio; learner-only samples/s; optionally tim
     python scripts/bench_train.py --time-to-target      # also train on 5..12 until 90% of the ceiling
     python scripts/bench_train.py --device cuda --actors 16 --modes pixels   # a GPU box
     python scripts/bench_train.py --compare REV worktree  # speed of the code at git REV vs now
+    python scripts/bench_train.py --synchrony --agent lstm --modes pixels   # lag 0 vs actors ahead
 
 SPS is measured from the first trained batch to the end of the run (process start-up excluded).
 With --compare, each revision (a git revision of the repository, or "worktree" for the files as
@@ -91,6 +92,44 @@ def source_tree(revision: str, folder: str) -> str:
     return str(tree)
 
 
+def compare_synchrony(arguments: argparse.Namespace) -> None:
+    """SPS of the learner runtime with actors running ahead, with synchronous actors and in one
+    process, taking turns round after round; ratios to actors running ahead."""
+    settings = {
+        "actors ahead": ["--actors", str(arguments.actors), "--no-synchronous"],
+        "synchronous": ["--actors", str(arguments.actors), "--synchronous"],
+        "one process": ["--actors", "0"],
+    }
+    folder = tempfile.mkdtemp(prefix="bench_train-synchrony-")
+    figures: dict[tuple[str, str], list[float]] = {}
+    for obs in arguments.modes:
+        figures.update({(obs, name): [] for name in settings})
+    for round_index in range(arguments.rounds):
+        for obs in arguments.modes:
+            for name, options in settings.items():
+                run = training_run(
+                    ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
+                    + ["--target-fraction", "2", "--total-steps", str(arguments.learner_steps)]
+                    + ["--envs-per-actor", str(arguments.envs_per_actor)]
+                    + ["--batch-unrolls", str(arguments.batch_unrolls), "--device", arguments.device]
+                    + [*options, "--logdir", f"{folder}/{round_index}-{obs}-{name.replace(' ', '-')}"]
+                )
+                figure = run.steady_steps_per_second()
+                figures[obs, name].append(figure)
+                print(f"round {round_index + 1} {obs} {name}: {figure:,.0f} SPS", flush=True)
+    print()
+    print(f"agent {arguments.agent}, {arguments.actors} actors, {arguments.rounds} rounds, median SPS")
+    print("| obs | setting | median SPS | ratio to actors ahead | per-round ratios |")
+    print("|---|---|---|---|---|")
+    for obs in arguments.modes:
+        base = figures[obs, "actors ahead"]
+        for name in settings:
+            values = figures[obs, name]
+            per_round = " ".join(f"{value / first:.2f}" for value, first in zip(values, base, strict=True))
+            ratio = statistics.median(values) / statistics.median(base)
+            print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
+
+
 def measure_in_subprocess(tree: str, measure: str, obs: str, arguments: argparse.Namespace) -> float:
     """Run this script's `--measure` on the packages of `tree`; the figure it prints."""
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", measure, "--modes", obs]
@@ -160,6 +199,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="--compare: rounds of turns")
     parser.add_argument("--updates", type=int, default=10, help="learner updates timed for learner-only")
     parser.add_argument("--skip-runtime", action="store_true", help="--compare: learner-only figures only")
+    parser.add_argument(
+        "--synchrony",
+        action="store_true",
+        help="SPS with actors running ahead, synchronous actors and one process, in turns",
+    )
     parser.add_argument("--measure", choices=("learner-only", "runtime"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.measure:
@@ -188,6 +232,9 @@ def main() -> None:
         return
     if arguments.compare:
         compare_revisions(arguments)
+        return
+    if arguments.synchrony:
+        compare_synchrony(arguments)
         return
 
     common = ["--agent", arguments.agent, "--eval-episodes", "0", "--no-progress", "--target-fraction", "2"]
