@@ -49,7 +49,11 @@ class Config:
     device: str = _option(
         "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
     )
-    learner_threads: int = _option(0, "torch threads of the learner (0: cores left by the actors, less one)")
+    learner_threads: int = _option(
+        0,
+        "torch threads of the learner (0: every core with synchronous actors, which wait while it "
+        "learns; else the cores the actors leave, less one)",
+    )
     total_steps: int = _option(20_000_000, "budget of environment steps")
     delay_range: tuple[int, int] = _option(
         (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")

@@ -250,6 +250,19 @@ class TrainingRun:
             close()
 
 
+def learner_threads(config: Config, wiring: Any) -> int:
+    """Torch threads of the learner: --learner-threads, else every core when synchronous actors
+    wait while the learner learns, else the cores the actors leave, less one."""
+    if config.learner_threads:
+        return config.learner_threads
+    cores = os.cpu_count() or 1
+    if config.runtime == "learner" and config.actors > 0 and config.synchronous_actors(wiring):
+        return cores
+    # An oversubscribed torch thread pool crawls on busy cores: leave a core to running actors and
+    # to whatever else runs beside a one-process run.
+    return max(1, cores - config.actors - 1)
+
+
 def _prepare(argv: Sequence[str] | None) -> tuple[Config, Path, dict[str, Any] | None]:
     config, given = parse_config(argv)
     payload = None
@@ -304,9 +317,7 @@ def run_training(argv: Sequence[str] | None = None) -> TrainingRun:
     config, logdir, payload = _prepare(argv)
     config.save_json(logdir / "config.json")
     run = TrainingRun(config, logdir, payload)
-    # An oversubscribed torch thread pool crawls on busy cores: leave a core to the actors and the env.
-    threads = config.learner_threads or max(1, (os.cpu_count() or 1) - config.actors - 1)
-    torch.set_num_threads(threads)
+    torch.set_num_threads(learner_threads(config, run.model.wiring))
 
     def request_stop(signum: int, _frame: Any) -> None:
         run.signal_received = signum

@@ -61,6 +61,18 @@ def test_actors_act_synchronously_by_default_exactly_when_the_policy_reads_an_ls
     validate(Config(agent="lstm", actors=1, buffers_per_actor=1, batch_unrolls=2))
 
 
+def test_learner_takes_every_core_only_while_synchronous_actors_wait(monkeypatch) -> None:
+    from agents import agent_wiring
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    lstm, nac = agent_wiring("lstm"), agent_wiring("nac")
+    assert train.learner_threads(Config(agent="lstm", actors=2), lstm) == 8
+    assert train.learner_threads(Config(agent="nac", actors=2), nac) == 5
+    assert train.learner_threads(Config(agent="lstm", actors=2, synchronous=False), lstm) == 5
+    assert train.learner_threads(Config(agent="lstm", actors=0), lstm) == 7
+    assert train.learner_threads(Config(agent="lstm", actors=2, learner_threads=3), lstm) == 3
+
+
 def test_every_config_field_is_an_option_with_help() -> None:
     help_text = build_parser().format_help()
     for name in Config.__dataclass_fields__:
