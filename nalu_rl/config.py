@@ -40,11 +40,11 @@ class Config:
     unroll_length: int = _option(20, "environment steps per rollout (n of the n-step returns)")
     batch_unrolls: int = _option(2, "actor rollouts stacked into one learner batch")
     buffers_per_actor: int = _option(2, "shared rollout buffers per actor; bounds how far actors run ahead")
-    synchronous: bool | None = _option(
-        None,
+    synchronous: bool = _option(
+        True,
         "actors wait for the newest weights before each unroll and a batch is one unroll per actor "
         "(policy lag 0, as in A2C; --batch-unrolls and --buffers-per-actor then do not apply); "
-        "unset: on for agents whose policy reads an LSTM, which policy lag destabilises",
+        "--no-synchronous lets actors run ahead of the learner, which LSTM policies do not survive",
     )
     device: str = _option(
         "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
@@ -131,13 +131,6 @@ class Config:
             return "cuda" if torch.cuda.is_available() else "cpu"
         return self.device
 
-    def synchronous_actors(self, wiring: Any) -> bool:
-        """Whether the learner runtime's actors wait for the newest weights: --synchronous when given,
-        else whether the policy of `wiring` (an agents.Wiring) reads an LSTM."""
-        if self.synchronous is not None:
-            return self.synchronous
-        return wiring.policy_reads_lstm
-
     def default_logdir(self) -> str:
         """runs/<agent>-<obs>-<seed>-<time>."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -217,14 +210,16 @@ def validate(config: Config) -> None:
         if getattr(config, name) < 0:
             raise CliError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")
     buffers = config.actors * config.buffers_per_actor
-    if config.runtime == "learner" and config.actors and config.batch_unrolls > buffers:
-        from agents import agent_wiring
-
-        if not config.synchronous_actors(agent_wiring(config.agent)):
-            raise CliError(
-                f"--batch-unrolls {config.batch_unrolls} needs as many rollout buffers, but --actors "
-                f"{config.actors} x --buffers-per-actor {config.buffers_per_actor} gives {buffers}"
-            )
+    if (
+        config.runtime == "learner"
+        and config.actors
+        and not config.synchronous
+        and config.batch_unrolls > buffers
+    ):
+        raise CliError(
+            f"--batch-unrolls {config.batch_unrolls} needs as many rollout buffers, but --actors "
+            f"{config.actors} x --buffers-per-actor {config.buffers_per_actor} gives {buffers}"
+        )
     if config.runtime == "hogwild" and config.actors < 1:
         raise CliError("--runtime hogwild needs --actors of at least 1")
     low, high = config.delay_range

@@ -273,16 +273,16 @@ def train_learner(run: TrainingRun) -> None:
     serial = config.actors == 0
     # Synchronous actors hold one buffer each and get it back only once the batch it joined has
     # been learned from, so every unroll is played with the newest weights (policy lag 0).
-    synchronous = not serial and config.synchronous_actors(run.model.wiring)
+    synchronous = not serial and config.synchronous
     buffers_per_actor = 1 if synchronous else config.buffers_per_actor
     if synchronous:
         batch_unrolls = config.actors
     else:
         batch_unrolls = min(config.batch_unrolls, config.actors * buffers_per_actor)
-    if synchronous and config.synchronous is None:
+    if not serial and not synchronous and run.model.wiring.policy_reads_lstm:
         print(
-            f"{config.agent}: its policy reads an LSTM, so actors act synchronously (policy lag 0); "
-            "--no-synchronous lets them run ahead",
+            f"warning: {config.agent}'s policy reads an LSTM, which did not learn with actors running "
+            "ahead (--no-synchronous); see docs/RESULTS.md, 'Policy lag and LSTM policies'",
             file=sys.stderr,
         )
     retain_freed_memory()

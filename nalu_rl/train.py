@@ -250,13 +250,13 @@ class TrainingRun:
             close()
 
 
-def learner_threads(config: Config, wiring: Any) -> int:
+def learner_threads(config: Config) -> int:
     """Torch threads of the learner: --learner-threads, else every core when synchronous actors
     wait while the learner learns, else the cores the actors leave, less one."""
     if config.learner_threads:
         return config.learner_threads
     cores = os.cpu_count() or 1
-    if config.runtime == "learner" and config.actors > 0 and config.synchronous_actors(wiring):
+    if config.runtime == "learner" and config.actors > 0 and config.synchronous:
         return cores
     # An oversubscribed torch thread pool crawls on busy cores: leave a core to running actors and
     # to whatever else runs beside a one-process run.
@@ -317,7 +317,7 @@ def run_training(argv: Sequence[str] | None = None) -> TrainingRun:
     config, logdir, payload = _prepare(argv)
     config.save_json(logdir / "config.json")
     run = TrainingRun(config, logdir, payload)
-    torch.set_num_threads(learner_threads(config, run.model.wiring))
+    torch.set_num_threads(learner_threads(config))
 
     def request_stop(signum: int, _frame: Any) -> None:
         run.signal_received = signum

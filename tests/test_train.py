@@ -14,7 +14,7 @@ import torch
 
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
-from nalu_rl.cli import run_cli
+from nalu_rl.cli import CliError, run_cli
 from nalu_rl.config import Config, build_parser, validate
 
 # An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
@@ -48,29 +48,27 @@ def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int
     return exit_info.value.code, capsys.readouterr().err
 
 
-def test_actors_act_synchronously_by_default_exactly_when_the_policy_reads_an_lstm() -> None:
+def test_wirings_know_whether_their_policy_reads_an_lstm() -> None:
     from agents import agent_wiring
 
     names = ("lstm", "nac", "nac-ff", "nac-lstm-feeds")
     reads = {name: agent_wiring(name).policy_reads_lstm for name in names}
     assert reads == {"lstm": True, "nac": False, "nac-ff": False, "nac-lstm-feeds": True}
-    for given in (True, False):
-        assert Config(synchronous=given).synchronous_actors(agent_wiring("lstm")) is given
-        assert Config(synchronous=given).synchronous_actors(agent_wiring("nac")) is given
-    # A batch of two unrolls from one buffer would wait forever; with synchronous actors it is one per actor.
-    validate(Config(agent="lstm", actors=1, buffers_per_actor=1, batch_unrolls=2))
+
+
+def test_a_batch_larger_than_the_buffers_is_refused_only_when_actors_run_ahead() -> None:
+    # Two unrolls from one buffer would wait forever; synchronous actors take one unroll per actor.
+    validate(Config(actors=1, buffers_per_actor=1, batch_unrolls=2))
+    with pytest.raises(CliError, match="buffers"):
+        validate(Config(actors=1, buffers_per_actor=1, batch_unrolls=2, synchronous=False))
 
 
 def test_learner_takes_every_core_only_while_synchronous_actors_wait(monkeypatch) -> None:
-    from agents import agent_wiring
-
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    lstm, nac = agent_wiring("lstm"), agent_wiring("nac")
-    assert train.learner_threads(Config(agent="lstm", actors=2), lstm) == 8
-    assert train.learner_threads(Config(agent="nac", actors=2), nac) == 5
-    assert train.learner_threads(Config(agent="lstm", actors=2, synchronous=False), lstm) == 5
-    assert train.learner_threads(Config(agent="lstm", actors=0), lstm) == 7
-    assert train.learner_threads(Config(agent="lstm", actors=2, learner_threads=3), lstm) == 3
+    assert train.learner_threads(Config(actors=2)) == 8
+    assert train.learner_threads(Config(actors=2, synchronous=False)) == 5
+    assert train.learner_threads(Config(actors=0)) == 7
+    assert train.learner_threads(Config(actors=2, learner_threads=3)) == 3
 
 
 def test_every_config_field_is_an_option_with_help() -> None:
@@ -100,7 +98,10 @@ def test_config_round_trips_through_its_dict_and_names_the_env() -> None:
         (["--delay-range", "9", "3"], "--delay-range"),
         (["--logdir", "/proc/no-such-dir/run"], "cannot write"),
         (["--resume", "/tmp/nalu_rl-no-such-run"], "checkpoint not found"),
-        (["--agent", "nac", "--actors", "1", "--buffers-per-actor", "1", "--batch-unrolls", "2"], "buffers"),
+        (
+            ["--no-synchronous", "--actors", "1", "--buffers-per-actor", "1", "--batch-unrolls", "2"],
+            "buffers",
+        ),
     ],
 )
 def test_bad_option_exits_nonzero_with_one_line(argv: list[str], message: str, capsys) -> None:
