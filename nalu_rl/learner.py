@@ -275,10 +275,8 @@ def train_learner(run: TrainingRun) -> None:
     # been learned from, so every unroll is played with the newest weights (policy lag 0).
     synchronous = not serial and config.synchronous
     buffers_per_actor = 1 if synchronous else config.buffers_per_actor
-    if synchronous:
-        batch_unrolls = config.actors
-    else:
-        batch_unrolls = min(config.batch_unrolls, config.actors * buffers_per_actor)
+    # validate() has refused a batch larger than the buffers when actors run ahead.
+    batch_unrolls = config.actors if synchronous else config.batch_unrolls
     if not serial and not synchronous and run.model.wiring.policy_reads_lstm:
         print(
             f"warning: {config.agent}'s policy reads an LSTM, which did not learn with actors running "

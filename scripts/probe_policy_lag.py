@@ -57,9 +57,10 @@ def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state:
     # With fresh_state the learner starts each unroll from a state computed by the learner's own
     # (latest) weights over the same observations, as in the serial runtime, while the actions
     # still come from the lagged weights: what is left is the off-policy gap of the actions.
-    state_model = ActorCritic(probe.single_observation_space, num_actions, run.model.wiring).eval()
-    state_model.load_state_dict(_weights_copy(run.model))
-    fresh = state_model.initial_state(config.envs_per_actor)
+    if fresh_state:
+        state_model = ActorCritic(probe.single_observation_space, num_actions, run.model.wiring).eval()
+        state_model.load_state_dict(snapshots[0][1])
+        fresh = state_model.initial_state(config.envs_per_actor)
     while not run.should_stop():
         started = time.perf_counter()
         for index in range(config.batch_unrolls):
@@ -77,7 +78,8 @@ def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state:
         _learn(run, learner, buffers.batch(list(range(config.batch_unrolls))), weights)
         snapshots.append((weights.version, _weights_copy(run.model)))
         acting_model.load_state_dict(snapshots[0][1])
-        state_model.load_state_dict(snapshots[-1][1])
+        if fresh_state:
+            state_model.load_state_dict(snapshots[-1][1])
 
 
 def main(argv: list[str] | None) -> int:
