@@ -83,7 +83,15 @@ def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state:
 
 
 def main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], add_help=False)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="Every other option is passed to python -m nalu_rl.train (see its --help).",
+    )
+
+    def one_line_error(message: str) -> None:
+        raise CliError(message)
+
+    parser.error = one_line_error  # type: ignore[method-assign]
     parser.add_argument("--lag", type=int, required=True, help="updates by which the acting weights trail")
     parser.add_argument(
         "--fresh-state",
