@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -73,6 +74,8 @@ class Dashboard:
             unit="step",
             unit_scale=True,
             smoothing=0.1,
+            # Redrawn at most every 0.1 s on a terminal; into a log file a line every 10 s is enough.
+            mininterval=0.1 if sys.stderr.isatty() else 10.0,
         )
         self.shown_steps = start_steps
         self.started = time.perf_counter()
@@ -89,7 +92,8 @@ class Dashboard:
         self.shown_steps = min(steps, self.bar.total)
         marker = "" if window_full else "~"
         self.bar.set_postfix_str(
-            f"SPS {self.steps_per_second(steps):,.0f} success {marker}{success_rate:.2f}"
+            f"SPS {self.steps_per_second(steps):,.0f} success {marker}{success_rate:.2f}",
+            refresh=False,  # drawn with the next update that the bar's interval lets through
         )
 
     def log(self, steps: int, scalars: dict[str, float]) -> None:

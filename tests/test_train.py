@@ -306,3 +306,17 @@ def test_without_actor_processes_the_learner_scores_the_actions_as_the_actor_did
     run = train.run_training([*EASY, "--actors", "0", "--total-steps", "3200", "--logdir", str(tmp_path)])
     assert run.updates > 0
     assert run.last_metrics["loss/policy_log_ratio"] < 1e-5
+
+
+def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, capsys) -> None:
+    from nalu_rl.monitor import Dashboard
+
+    dashboard = Dashboard(tmp_path, total_steps=100_000, start_steps=0, progress=True)
+    for update in range(1, 201):
+        dashboard.show(update * 500, success_rate=0.5, window_full=True)
+    dashboard.bar.close()
+    dashboard.writer.close()
+    drawn = capsys.readouterr().err
+    # stderr is not a terminal here: the bar is drawn at its start and close, not 200 times
+    assert drawn.count("\r") <= 4, drawn.count("\r")
+    assert "SPS" in drawn and "success 0.50" in drawn
