@@ -16,6 +16,7 @@ from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.cli import CliError, run_cli
 from nalu_rl.config import Config, build_parser, validate
+from nalu_rl.monitor import Dashboard
 
 # An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
 EASY = [
@@ -309,13 +310,10 @@ def test_without_actor_processes_the_learner_scores_the_actions_as_the_actor_did
 
 
 def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, capsys) -> None:
-    from nalu_rl.monitor import Dashboard
-
     dashboard = Dashboard(tmp_path, total_steps=100_000, start_steps=0, progress=True)
     for update in range(1, 201):
         dashboard.show(update * 500, success_rate=0.5, window_full=True)
-    dashboard.bar.close()
-    dashboard.writer.close()
+    dashboard.close({"agent": "nac"}, {"success_rate": 0.5})
     drawn = capsys.readouterr().err
     # stderr is not a terminal here: the bar is drawn at its start and close, not 200 times
     assert drawn.count("\r") <= 4, drawn.count("\r")
