@@ -17,9 +17,11 @@ from typing import Any
 
 import torch
 
-from nalu_rl.cli import CliError
+from nalu_rl.errors import CheckpointError
 
 CHECKPOINT_FORMAT = "nalu_rl-checkpoint-1"
+# The pretrained checkpoints shipped inside the package, `<agent>.pt` (symbolic) or `<agent>-pixels.pt`.
+SHIPPED_FOLDER = Path(__file__).resolve().parent / "checkpoints"
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
@@ -40,24 +42,25 @@ def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read a checkpoint with `weights_only=True`; a missing, corrupt or foreign file raises CliError."""
+    """Read a checkpoint with `weights_only=True`; a missing, corrupt or foreign file raises
+    CheckpointError."""
     path = Path(path)
     if path.is_dir():
         path = path / "checkpoint.pt"
     if not path.is_file():
-        raise CliError(f"checkpoint not found: {path}")
+        raise CheckpointError(f"checkpoint not found: {path}")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises many kinds for a corrupt, truncated or unsafe file
         if "Unsupported global" in str(error):
-            raise CliError(
+            raise CheckpointError(
                 f"cannot read checkpoint {path}: it holds objects other than weights, which are never loaded"
             ) from None
-        raise CliError(f"cannot read checkpoint {path}: corrupt or not a torch file") from None
+        raise CheckpointError(f"cannot read checkpoint {path}: corrupt or not a torch file") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise CliError(f"{path} is not a nalu_rl checkpoint")
+        raise CheckpointError(f"{path} is not a nalu_rl checkpoint")
     if not isinstance(payload.get("config"), dict) or not isinstance(payload.get("model"), dict):
-        raise CliError(f"{path} is not a nalu_rl checkpoint (no config or model weights)")
+        raise CheckpointError(f"{path} is not a nalu_rl checkpoint (no config or model weights)")
     return payload
 
 
@@ -92,5 +95,21 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
         model = build_model(config["agent"], env, payload.get("wiring"))
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
-        raise CliError(f"checkpoint {path} does not describe a known agent: {error}") from None
+        raise CheckpointError(f"checkpoint {path} does not describe a known agent: {error}") from None
     return model.to(device).eval(), config
+
+
+def shipped_checkpoint_names() -> list[str]:
+    """The names of the shipped pretrained checkpoints (what `--agent NAME` of evaluate, render and
+    counter accepts), sorted."""
+    return sorted(path.stem for path in SHIPPED_FOLDER.glob("*.pt"))
+
+
+def shipped_checkpoint(name: str) -> Path:
+    """The shipped pretrained checkpoint `name` (e.g. "nac" or "nac-pixels"); CheckpointError if none."""
+    path = SHIPPED_FOLDER / f"{name}.pt"
+    if path.is_file():
+        return path
+    shipped = shipped_checkpoint_names()
+    available = f"; shipped: {', '.join(shipped)}" if shipped else "; none is shipped"
+    raise CheckpointError(f"no shipped checkpoint {name!r}{available}")

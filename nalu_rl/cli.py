@@ -1,23 +1,116 @@
-"""What every command line of the project shares: one-line errors and a non-zero exit."""
+"""What every command line of the project shares: one-line errors, and the options several commands take.
+
+Library code raises `nalu_rl.errors.InputError` (or a subclass such as `CheckpointError`) for a
+problem the user can fix; `run_cli` is the one place that turns it into `error: ...` and exit code 2.
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from nalu_rl.errors import InputError
 
 
-class CliError(Exception):
-    """A problem the user can fix (bad option, missing file); printed as one line, exit code 2."""
+class CliError(InputError):
+    """A bad command-line option; printed as one line, exit code 2."""
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None = None) -> None:
     """Run `main(argv)` and exit with its code; user errors print one line to stderr, no traceback."""
     try:
         code = main(argv)
-    except CliError as error:
+    except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     sys.exit(code or 0)
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make `parser` raise CliError on a malformed option instead of printing its usage and exiting."""
+
+    def raise_cli_error(message: str) -> None:
+        raise CliError(message)
+
+    parser.error = raise_cli_error  # type: ignore[method-assign]
+    return parser
+
+
+def parse_delays(spec: str) -> list[int]:
+    """Delays from a spec such as "1-40", "5,8,12" or "1-10,20,40": sorted, without repeats.
+
+    Raises ValueError for a malformed spec or a delay below 1.
+    """
+    delays: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        try:
+            if "-" in part:
+                first, last = (int(bound) for bound in part.split("-"))
+                if first > last:
+                    raise ValueError
+                delays.update(range(first, last + 1))
+            else:
+                delays.add(int(part))
+        except ValueError:
+            raise ValueError(
+                f"bad delay spec {spec!r}: expected ranges and lists like 1-40 or 1-10,20,40"
+            ) from None
+    if not delays or min(delays) < 1:
+        raise ValueError(f"bad delay spec {spec!r}: delays must be integers >= 1")
+    return sorted(delays)
+
+
+def delays_and_episodes_options(delays_spec: str, episodes: int) -> list[int]:
+    """The --delays and --episodes options of a command line, checked: bad ones raise CliError."""
+    try:
+        delays = parse_delays(delays_spec)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {episodes}")
+    return delays
+
+
+def checkpoint_paths(checkpoints: Sequence[str] | None, agents: Sequence[str] | None) -> list[Path]:
+    """The checkpoint files named by --checkpoint and --agent options, shipped ones resolved."""
+    from nalu_rl.checkpoint import shipped_checkpoint
+
+    paths = [Path(path) for path in checkpoints or []]
+    paths += [shipped_checkpoint(agent) for agent in agents or []]
+    if not paths:
+        raise CliError("give --checkpoint PATH or --agent NAME")
+    return paths
+
+
+def agent_names_help() -> str:
+    """The agent names for a --help text, with a pointer to the table of `--list-agents`."""
+    from agents import AGENT_NAMES
+
+    return f"one of: {', '.join(AGENT_NAMES)} (python -m nalu_rl.train --list-agents describes them)"
+
+
+def shipped_agent_help() -> str:
+    """The --agent help of the commands that load a shipped pretrained checkpoint."""
+    from nalu_rl.checkpoint import shipped_checkpoint_names
+
+    names = ", ".join(shipped_checkpoint_names()) or "none"
+    return f"a shipped pretrained checkpoint: {names}"
+
+
+def writable_folder(path: str | os.PathLike) -> Path:
+    """Create `path` if needed and check that files can be written in it (CliError otherwise)."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise CliError(f"cannot write to {folder}: {error.strerror or error}") from None
+    return folder

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nalu_rl.cli import CliError
+from nalu_rl.errors import InputError
 
 
 def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
@@ -27,7 +27,7 @@ def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
 class Config:
     """Every setting of a training run, with its default."""
 
-    agent: str = _option("nac", "agent (core) to train; one of agents.AGENT_NAMES")
+    agent: str = _option("nac", "agent (core) to train")
     obs: str = _option("pixels", "observation mode of the environment", choices=("pixels", "symbolic"))
     runtime: str = _option(
         "learner",
@@ -156,28 +156,42 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         "stimulus) until the training-range target is met or the step budget is spent.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    from agents import AGENT_NAMES
+
+    parser.add_argument(
+        "--list-agents",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="print a table of the agents (name, description, shipped checkpoints) and exit",
+    )
     for item in dataclasses.fields(Config):
         flag = "--" + item.name.replace("_", "-")
         kind = _field_type(item)
         extra = {key: value for key, value in item.metadata.items() if key != "help"}
         extra["default"] = item.default if defaults else argparse.SUPPRESS
+        help_text = item.metadata["help"]
+        if item.name == "agent":
+            help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
         if kind is bool:
             parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, help=item.metadata["help"], **extra
+                flag, action=argparse.BooleanOptionalAction, help=help_text, **extra
             )
         elif typing.get_origin(kind) is tuple:
             element = typing.get_args(kind)[0]
-            parser.add_argument(flag, type=element, nargs=2, help=item.metadata["help"], **extra)
+            parser.add_argument(flag, type=element, nargs=2, help=help_text, **extra)
         else:
-            parser.add_argument(flag, type=kind, help=item.metadata["help"], **extra)
+            parser.add_argument(flag, type=kind, help=help_text, **extra)
     return parser
 
 
 def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
-    """Parse the command line into a Config; also return the names of the options given explicitly."""
+    """Parse the command line into a Config; also return the names of the options given explicitly.
+
+    A malformed option raises InputError (argparse's usage text and exit are not used).
+    """
 
     def one_line_error(message: str) -> None:
-        raise CliError(message)
+        raise InputError(message)
 
     parser, explicit_parser = build_parser(), build_parser(defaults=False)
     # argparse exits with its own usage text on a malformed option; make that a one-line error.
@@ -185,15 +199,17 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     values = vars(parser.parse_args(argv))
     given = set(vars(explicit_parser.parse_args(argv)))
     values["delay_range"] = tuple(values["delay_range"])
+    values.pop("list_agents")
+    given.discard("list_agents")
     return Config(**values), given
 
 
 def validate(config: Config) -> None:
-    """Raise CliError naming the first option whose value cannot work."""
+    """Raise InputError naming the first option whose value cannot work."""
     from agents import AGENT_NAMES
 
     if config.agent not in AGENT_NAMES:
-        raise CliError(f"unknown agent {config.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+        raise InputError(f"unknown agent {config.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
     positive = (
         "envs_per_actor",
         "hogwild_envs",
@@ -204,11 +220,11 @@ def validate(config: Config) -> None:
     )
     for name in positive:
         if getattr(config, name) < 1:
-            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
     non_negative = ("actors", "total_steps", "learner_threads", "eval_episodes", "success_window")
     for name in non_negative:
         if getattr(config, name) < 0:
-            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")
+            raise InputError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")
     buffers = config.actors * config.buffers_per_actor
     if (
         config.runtime == "learner"
@@ -216,23 +232,23 @@ def validate(config: Config) -> None:
         and not config.synchronous
         and config.batch_unrolls > buffers
     ):
-        raise CliError(
+        raise InputError(
             f"--batch-unrolls {config.batch_unrolls} needs as many rollout buffers, but --actors "
             f"{config.actors} x --buffers-per-actor {config.buffers_per_actor} gives {buffers}"
         )
     if config.runtime == "hogwild" and config.actors < 1:
-        raise CliError("--runtime hogwild needs --actors of at least 1")
+        raise InputError("--runtime hogwild needs --actors of at least 1")
     low, high = config.delay_range
     if not 1 <= low <= high:
-        raise CliError(f"--delay-range must satisfy 1 <= LO <= HI, got {low} {high}")
+        raise InputError(f"--delay-range must satisfy 1 <= LO <= HI, got {low} {high}")
     if not 0.0 < config.gamma <= 1.0:
-        raise CliError(f"--gamma must be in (0, 1], got {config.gamma}")
+        raise InputError(f"--gamma must be in (0, 1], got {config.gamma}")
     if config.learning_rate <= 0:
-        raise CliError(f"--learning-rate must be positive, got {config.learning_rate}")
+        raise InputError(f"--learning-rate must be positive, got {config.learning_rate}")
     if not config.target_fraction >= 0.0:
-        raise CliError(f"--target-fraction must not be negative, got {config.target_fraction}")
+        raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
     if config.device == "cuda":
         import torch
 
         if not torch.cuda.is_available():
-            raise CliError("--device cuda asked for, but torch sees no CUDA device")
+            raise InputError("--device cuda asked for, but torch sees no CUDA device")

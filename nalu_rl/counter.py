@@ -27,16 +27,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.cli import CliError, run_cli
-from nalu_rl.evaluate import (
-    ModelPolicy,
+from nalu_rl.cli import (
+    CliError,
     checkpoint_paths,
-    delay_seeds,
     delays_and_episodes_options,
-    evaluation_env_kwargs,
-    training_range,
+    run_cli,
+    shipped_agent_help,
     writable_folder,
 )
+from nalu_rl.evaluation import ModelPolicy, delay_seeds, evaluation_env_kwargs, training_range
 
 # The LSTM cell state mirrors its hidden state; plotting both adds a column and no insight.
 HIDDEN_VIEWS = ("lstm_c",)
@@ -224,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or run folder")
-    source.add_argument("--agent", metavar="NAME", help="shipped pretrained checkpoint checkpoints/NAME.pt")
+    source.add_argument("--agent", metavar="NAME", help=shipped_agent_help())
     parser.add_argument("-o", "--output", default="counter.png", metavar="FILE.png", help="image to write")
     parser.add_argument("--delays", default="5,8,12,20,30,40", help="delays T to play (ranges and lists)")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per delay (default 8)")

@@ -1,7 +1,5 @@
-"""Watch a trained agent play: `python -m nalu_rl.render` opens a pygame window, or `--record` writes
-the episodes to a GIF or MP4 file without opening one. Each frame shows the grid, T and t, and the
-outcome once an episode ends.
-"""
+"""`python -m nalu_rl.render`: watch a trained agent play in a pygame window, or `--record` its episodes
+to a GIF or MP4 file without opening one."""
 
 from __future__ import annotations
 
@@ -9,90 +7,10 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import torch
-
-from nalu_rl.cli import CliError, run_cli
-from nalu_rl.evaluate import ModelPolicy, checkpoint_paths, evaluation_env_kwargs, training_range
-
-RECORD_FORMATS = (".gif", ".mp4")
-# How long the last frame of an episode stays on screen, in seconds, so its outcome can be read.
-HOLD_LAST_FRAME_S = 1.0
-
-
-def play_and_render(
-    model: torch.nn.Module,
-    config: dict[str, Any],
-    episodes: int = 3,
-    delay: int | None = None,
-    seed: int = 0,
-    greedy: bool = False,
-    fps: float = 4.0,
-    window: bool = False,
-) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
-    """Play `episodes` episodes of `model` in a single TimeTrack env and render each step.
-
-    With `window` the frames go to a pygame window at `fps` and no frames are returned;
-    otherwise the RGB frames (H, W, 3) uint8 are returned, the last frame of each episode
-    repeated to last HOLD_LAST_FRAME_S. Also returns one dict per episode: delay, t, outcome.
-    `delay` fixes T; by default T is drawn from the checkpoint's training range.
-    """
-    from envs import TimeTrackEnv
-
-    env_kwargs = evaluation_env_kwargs(config)
-    delay_range = (delay, delay) if delay is not None else training_range(config)
-    env = TimeTrackEnv(**env_kwargs, delay_range=delay_range, render_mode="human" if window else "rgb_array")
-    # The window paces itself by the env's render_fps; an instance copy leaves the class default alone.
-    env.metadata = {**env.metadata, "render_fps": fps}
-    hold_frames = max(1, round(HOLD_LAST_FRAME_S * fps))
-    policy = ModelPolicy(model, 1, greedy=greedy, group_seeds=[seed])
-    frames: list[np.ndarray] = []
-    summaries = []
-    try:
-        for episode in range(episodes):
-            observation, info = env.reset(seed=seed + episode)
-            episode_start = np.ones(1, dtype=bool)
-            if not window:
-                frames.append(env.render())
-            terminated = truncated = False
-            while not (terminated or truncated):
-                batch = {key: np.asarray(value)[None] for key, value in observation.items()}
-                action = int(policy(batch, episode_start)[0])
-                episode_start = np.zeros(1, dtype=bool)
-                observation, _, terminated, truncated, info = env.step(action)
-                if not window:
-                    frames.append(env.render())
-            for _ in range(hold_frames - 1):
-                if window:
-                    env.render()
-                else:
-                    frames.append(frames[-1])
-            summaries.append({"delay": info["delay"], "t": info["t"], "outcome": info.get("outcome", "")})
-    finally:
-        env.close()
-    return frames, summaries
-
-
-def write_video(frames: Sequence[np.ndarray], path: str | os.PathLike, fps: float) -> Path:
-    """Write RGB frames to a GIF (looping) or an MP4 (H.264 through imageio-ffmpeg)."""
-    import imageio.v2 as imageio
-
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".gif":
-        imageio.mimsave(path, list(frames), format="GIF", duration=1000.0 / fps, loop=0)
-    elif suffix == ".mp4":
-        # H.264 in yuv420p needs even sides; pad by one black row/column where a side is odd.
-        height, width = frames[0].shape[:2]
-        pad = ((0, height % 2), (0, width % 2), (0, 0))
-        with imageio.get_writer(path, format="FFMPEG", fps=fps, macro_block_size=1) as writer:
-            for frame in frames:
-                writer.append_data(np.pad(frame, pad))
-    else:
-        raise ValueError(f"cannot record to {path}: use a .gif or .mp4 file")
-    return path
+from nalu_rl.cli import CliError, checkpoint_paths, run_cli, shipped_agent_help
+from nalu_rl.evaluation import evaluation_env_kwargs
+from nalu_rl.playback import RECORD_FORMATS, play_episodes_to_frames, write_video
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or run folder")
-    source.add_argument("--agent", metavar="NAME", help="shipped pretrained checkpoint checkpoints/NAME.pt")
+    source.add_argument("--agent", metavar="NAME", help=shipped_agent_help())
     parser.add_argument("--episodes", type=int, default=3, help="episodes to play (default 3)")
     parser.add_argument(
         "--delay", type=int, help="the delay T of every episode (default: drawn from the training range)"
@@ -139,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         record_dir = Path(args.record).resolve().parent
         if not record_dir.is_dir() or not os.access(record_dir, os.W_OK):
             raise CliError(f"cannot write to {record_dir}")
-    frames, summaries = play_and_render(
+    frames, summaries = play_episodes_to_frames(
         model,
         config,
         episodes=args.episodes,

@@ -25,13 +25,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from nalu_rl import train
 
 
-def training_run(argv: list[str]) -> train.TrainingRun:
+def training_run(argv: list[str]) -> Any:
     """One quiet training run (no progress bar, no evaluation, no stop on success)."""
     with contextlib.redirect_stderr(io.StringIO()):
         return train.run_training(argv)
@@ -42,17 +43,18 @@ def learner_samples_per_second(
 ) -> float:
     """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
     from envs import TimeTrackVectorEnv
-    from nalu_rl.actor import Actor
-    from nalu_rl.config import Config
-    from nalu_rl.learner import Learner
-    from nalu_rl.rollout import RolloutBuffers
-
-    try:  # as the learner runtime does (revisions older than it lack this setting)
-        from nalu_rl.learner import retain_freed_memory
+    try:  # revisions before the runtime room kept these modules in nalu_rl/ itself
+        from nalu_rl.runtime.actor import Actor
+        from nalu_rl.runtime.learner import Learner
+        from nalu_rl.runtime.rollout import RolloutBuffers
+        from nalu_rl.runtime.workers import retain_freed_memory
     except ImportError:
-        pass
-    else:
-        retain_freed_memory()
+        from nalu_rl.actor import Actor
+        from nalu_rl.learner import Learner, retain_freed_memory
+        from nalu_rl.rollout import RolloutBuffers
+    from nalu_rl.config import Config
+
+    retain_freed_memory()  # as the learner runtime does
     config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll)
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
     from agents import make_agent

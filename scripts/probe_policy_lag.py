@@ -17,31 +17,27 @@ from collections import deque
 
 import torch
 
-import nalu_rl.learner
 import nalu_rl.train
-from nalu_rl.actor import Actor, make_vector_env
-from nalu_rl.cli import CliError, run_cli
-from nalu_rl.learner import Learner, _learn
-from nalu_rl.rollout import RolloutBuffers, WeightStore
+from nalu_rl.cli import CliError, one_line_errors, run_cli
+from nalu_rl.runtime import training
+from nalu_rl.runtime.actor import Actor, build_policy, environment_spaces
+from nalu_rl.runtime.learner import Learner, learn
+from nalu_rl.runtime.rollout import RolloutBuffers, WeightStore
+from nalu_rl.runtime.run import TrainingRun
 
 
 def _weights_copy(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {key: value.detach().cpu().clone() for key, value in model.state_dict().items()}
 
 
-def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state: bool) -> None:
+def train_serial_with_lag(run: TrainingRun, lag: int, fresh_state: bool) -> None:
     """The serial learner loop with an acting model `lag` published versions behind the learner."""
     import multiprocessing
 
-    from agents import ActorCritic
-
     config = run.config
-    probe = make_vector_env(config, 1)
-    num_actions = int(probe.single_action_space.n)
-    acting_model = ActorCritic(probe.single_observation_space, num_actions, run.model.wiring).eval()
-    probe.close()
+    acting_model = build_policy(config, run.model.wiring).eval()
     buffers = RolloutBuffers(
-        probe.single_observation_space,
+        environment_spaces(config)[0],
         acting_model.initial_state(config.envs_per_actor),
         config.unroll_length,
         config.envs_per_actor,
@@ -58,7 +54,7 @@ def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state:
     # (latest) weights over the same observations, as in the serial runtime, while the actions
     # still come from the lagged weights: what is left is the off-policy gap of the actions.
     if fresh_state:
-        state_model = ActorCritic(probe.single_observation_space, num_actions, run.model.wiring).eval()
+        state_model = build_policy(config, run.model.wiring).eval()
         state_model.load_state_dict(snapshots[0][1])
         fresh = state_model.initial_state(config.envs_per_actor)
     while not run.should_stop():
@@ -74,8 +70,8 @@ def train_serial_with_lag(run: nalu_rl.train.TrainingRun, lag: int, fresh_state:
                 obs = {key[4:]: value[:length] for key, value in slot.items() if key.startswith("obs.")}
                 with torch.inference_mode():
                     _, _, fresh = state_model(obs, slot["episode_start"][:length], fresh)
-        run.timing["actor_seconds"] += time.perf_counter() - started
-        _learn(run, learner, buffers.batch(list(range(config.batch_unrolls))), weights)
+        run.add_busy_time("actor", time.perf_counter() - started)
+        learn(run, learner, buffers.batch(list(range(config.batch_unrolls))), weights)
         snapshots.append((weights.version, _weights_copy(run.model)))
         acting_model.load_state_dict(snapshots[0][1])
         if fresh_state:
@@ -87,11 +83,7 @@ def main(argv: list[str] | None) -> int:
         description=__doc__.split("\n")[0],
         epilog="Every other option is passed to python -m nalu_rl.train (see its --help).",
     )
-
-    def one_line_error(message: str) -> None:
-        raise CliError(message)
-
-    parser.error = one_line_error  # type: ignore[method-assign]
+    one_line_errors(parser)
     parser.add_argument("--lag", type=int, required=True, help="updates by which the acting weights trail")
     parser.add_argument(
         "--fresh-state",
@@ -101,7 +93,7 @@ def main(argv: list[str] | None) -> int:
     known, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if known.lag < 0:
         raise CliError(f"--lag must not be negative, got {known.lag}")
-    nalu_rl.learner.train_learner = lambda run: train_serial_with_lag(run, known.lag, known.fresh_state)
+    training.RUNTIMES["learner"] = lambda run: train_serial_with_lag(run, known.lag, known.fresh_state)
     return nalu_rl.train.main(rest)
 
 

@@ -8,11 +8,11 @@ from conftest import TINY_ENV_KWARGS, cli_exit_code
 
 from envs import TimeTrackVectorEnv, success_ceiling
 from nalu_rl.checkpoint import load_agent
-from nalu_rl.evaluate import (
+from nalu_rl.cli import parse_delays
+from nalu_rl.evaluate import main
+from nalu_rl.evaluation import (
     CSV_COLUMNS,
     evaluate_and_write,
-    main,
-    parse_delays,
     play_episodes,
     slot_quotas,
     success_by_delay,

@@ -1,20 +1,28 @@
+import zipfile
 from pathlib import Path
 
 import pytest
 
+import nalu_rl.checkpoint as checkpoint
 import nalu_rl.evaluate as evaluate
 from agents import Wiring, make_agent
 from envs import TimeTrackEnv
 from nalu_rl.checkpoint import load_agent, load_checkpoint, save_checkpoint
 from nalu_rl.cli import run_cli
+from nalu_rl.errors import CheckpointError
 
-SHIPPED = sorted((Path(evaluate.__file__).resolve().parent.parent / "checkpoints").glob("*.pt"))
+SHIPPED = sorted(checkpoint.SHIPPED_FOLDER.glob("*.pt"))
+
+
+def test_checkpoints_are_shipped_inside_the_package():
+    assert Path(checkpoint.__file__).resolve().parent / "checkpoints" == checkpoint.SHIPPED_FOLDER
+    assert {"nac", "lstm", "nac-pixels", "lstm-pixels"} <= set(checkpoint.shipped_checkpoint_names())
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[path.stem for path in SHIPPED])
 def test_shipped_checkpoints_load_with_weights_only(path):
     model, config = load_agent(path)  # torch.load(..., weights_only=True) inside
-    # checkpoints/<agent>.pt, or <agent>-<obs>.pt beside it for another observation mode
+    # <agent>.pt, or <agent>-<obs>.pt beside it for another observation mode
     assert path.stem in (config["agent"], f"{config['agent']}-{config['obs']}")
     assert not model.training
     # The file names its own wiring, so it keeps loading if the registry's name moves on.
@@ -25,9 +33,10 @@ def test_agent_option_evaluates_the_shipped_checkpoint(tmp_path, monkeypatch):
     env_kwargs = {"size": 5, "obs_mode": "symbolic"}
     model = make_agent("nac", TimeTrackEnv(**env_kwargs).observation_space)
     config = {"agent": "nac", "obs": "symbolic", "seed": 0, "delay_range": [5, 12], "env": env_kwargs}
-    save_checkpoint(tmp_path / "checkpoints" / "nac.pt", {"config": config, "model": model.state_dict()})
-    monkeypatch.setattr(evaluate, "REPOSITORY_ROOT", tmp_path)
-    assert evaluate.shipped_checkpoint("nac") == tmp_path / "checkpoints" / "nac.pt"
+    save_checkpoint(tmp_path / "shipped" / "nac.pt", {"config": config, "model": model.state_dict()})
+    monkeypatch.setattr(checkpoint, "SHIPPED_FOLDER", tmp_path / "shipped")
+    monkeypatch.chdir(tmp_path)  # found from any working directory
+    assert checkpoint.shipped_checkpoint("nac") == tmp_path / "shipped" / "nac.pt"
     with pytest.raises(SystemExit) as exit_info:
         run_cli(
             evaluate.main,
@@ -35,5 +44,33 @@ def test_agent_option_evaluates_the_shipped_checkpoint(tmp_path, monkeypatch):
         )
     assert exit_info.value.code == 0
     assert (tmp_path / "e" / "success_by_delay.csv").read_text().splitlines()[1].startswith("nac,6,4,")
-    with pytest.raises(evaluate.CliError, match="shipped: nac"):
-        evaluate.shipped_checkpoint("lstm")
+    with pytest.raises(CheckpointError, match="shipped: nac"):
+        checkpoint.shipped_checkpoint("lstm")
+
+
+@pytest.mark.slow
+def test_the_built_wheel_holds_the_shipped_checkpoints(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(root),
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = tmp_path.glob("nalu_rl-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for path in SHIPPED:
+        assert f"nalu_rl/checkpoints/{path.name}" in names

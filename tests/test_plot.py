@@ -4,7 +4,8 @@ import math
 import pytest
 
 from nalu_rl.cli import run_cli
-from nalu_rl.plot import curves_over_seeds, main, markdown_table, read_success_rows
+from nalu_rl.figures import curves_over_seeds, markdown_table, read_success_rows
+from nalu_rl.plot import main
 from nalu_rl.stats import wilson_interval
 
 COLUMNS = ("agent", "delay", "episodes", "successes", "success_rate", "ceiling", "ci_low", "ci_high")

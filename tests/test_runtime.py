@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
 from test_train import EASY, random_policy_success_rate
 
@@ -67,6 +68,7 @@ def start_training(logdir: Path) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     run = train.run_training(
         [
@@ -86,21 +88,23 @@ def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) 
     chance = random_policy_success_rate(3, (2, 3))
     assert run.window.full
     assert run.window.success_rate() >= max(2 * chance, chance + 0.15), (run.window.success_rate(), chance)
-    assert run.counters["actor_restarts"] == 0
+    assert run.counters.worker_restarts == 0
 
 
+@pytest.mark.slow
 def test_synchronous_actors_always_act_with_the_newest_weights(tmp_path: Path) -> None:
     """With --synchronous no batch is older than the learner's weights, and the learner scores the
     taken actions as the actors did; without it, actors run ahead and some batch lags."""
     common = [*EASY, "--actors", "2", "--envs-per-actor", "16", "--total-steps", "20000"]
     synchronous = train.run_training([*common, "--synchronous", "--logdir", str(tmp_path / "sync")])
     assert synchronous.updates >= 50
-    assert synchronous.counters["max_policy_lag"] == 0
+    assert synchronous.counters.max_policy_lag == 0
     assert synchronous.last_metrics["loss/policy_log_ratio"] < 1e-4
     ahead = train.run_training([*common, "--no-synchronous", "--logdir", str(tmp_path / "async")])
-    assert ahead.counters["max_policy_lag"] >= 1
+    assert ahead.counters.max_policy_lag >= 1
 
 
+@pytest.mark.slow
 def test_hogwild_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     run = train.run_training(
         [*EASY, "--runtime", "hogwild", "--actors", "2", "--hogwild-envs", "16", "--total-steps", "80000"]
@@ -113,6 +117,7 @@ def test_hogwild_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     assert float(load_checkpoint(tmp_path)["optimizer"]["state"][0]["step"]) == run.updates
 
 
+@pytest.mark.slow
 def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_path: Path) -> None:
     process = start_training(tmp_path)
     try:
@@ -139,6 +144,7 @@ def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_
             os.killpg(process.pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_actors_that_keep_dying_before_any_step_stop_the_run_with_a_one_line_error(tmp_path: Path) -> None:
     process = start_training(tmp_path)
     killed: set[int] = set()
@@ -162,9 +168,9 @@ def make_actor(num_envs: int = 8, agent: str = "lstm", **options):
     import multiprocessing
 
     from agents import make_agent
-    from nalu_rl.actor import Actor
     from nalu_rl.config import Config
-    from nalu_rl.rollout import RolloutBuffers, WeightStore
+    from nalu_rl.runtime.actor import Actor
+    from nalu_rl.runtime.rollout import RolloutBuffers, WeightStore
 
     config = Config(agent=agent, obs="symbolic", size=3, delay_range=(1, 2), unroll_length=7, **options)
     from envs import TimeTrackVectorEnv
@@ -218,8 +224,8 @@ def test_weight_store_versions_and_pull_only_when_newer() -> None:
 
 def test_unit_regularizer_follows_its_warm_up_and_nau_weights_stay_in_range() -> None:
     from nalu_rl.config import Config
-    from nalu_rl.learner import Learner, compute_loss
     from nalu_rl.nau import NAU
+    from nalu_rl.runtime.learner import Learner, compute_loss
 
     schedule = {"regularizer_weight": 0.5, "regularizer_start_steps": 100, "regularizer_end_steps": 300}
     actor, buffers, _, model = make_actor(agent="nau", **schedule)
@@ -248,7 +254,7 @@ def test_learner_process_reuses_freed_memory_without_page_faults() -> None:
 
     probe = (
         "import resource, sys, torch\n"
-        "from nalu_rl.learner import retain_freed_memory\n"
+        "from nalu_rl.runtime.workers import retain_freed_memory\n"
         "if sys.argv[1] == 'retain': assert retain_freed_memory()\n"
         "for _ in range(10): torch.ones(64 * 2**20 // 4)\n"  # allocate, touch and free 64 MB
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"

@@ -14,9 +14,11 @@ import torch
 
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
-from nalu_rl.cli import CliError, run_cli
+from nalu_rl.cli import run_cli
 from nalu_rl.config import Config, build_parser, validate
-from nalu_rl.monitor import Dashboard
+from nalu_rl.errors import InputError
+from nalu_rl.runtime.monitor import Dashboard
+from nalu_rl.runtime.training import learner_threads
 
 # An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
 EASY = [
@@ -60,16 +62,16 @@ def test_wirings_know_whether_their_policy_reads_an_lstm() -> None:
 def test_a_batch_larger_than_the_buffers_is_refused_only_when_actors_run_ahead() -> None:
     # Two unrolls from one buffer would wait forever; synchronous actors take one unroll per actor.
     validate(Config(actors=1, buffers_per_actor=1, batch_unrolls=2))
-    with pytest.raises(CliError, match="buffers"):
+    with pytest.raises(InputError, match="buffers"):
         validate(Config(actors=1, buffers_per_actor=1, batch_unrolls=2, synchronous=False))
 
 
 def test_learner_takes_every_core_only_while_synchronous_actors_wait(monkeypatch) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    assert train.learner_threads(Config(actors=2)) == 8
-    assert train.learner_threads(Config(actors=2, synchronous=False)) == 5
-    assert train.learner_threads(Config(actors=0)) == 7
-    assert train.learner_threads(Config(actors=2, learner_threads=3)) == 3
+    assert learner_threads(Config(actors=2)) == 8
+    assert learner_threads(Config(actors=2, synchronous=False)) == 5
+    assert learner_threads(Config(actors=0)) == 7
+    assert learner_threads(Config(actors=2, learner_threads=3)) == 3
 
 
 def test_every_config_field_is_an_option_with_help() -> None:
@@ -137,6 +139,7 @@ def test_checkpoint_holding_pickled_objects_is_refused(tmp_path: Path) -> None:
     assert "objects other than weights" in result.stderr
 
 
+@pytest.mark.slow
 def test_serial_learner_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     run = train.run_training([*EASY, "--actors", "0", "--total-steps", "80000", "--logdir", str(tmp_path)])
     chance = random_policy_success_rate(3, (2, 3))
@@ -149,6 +152,7 @@ def test_serial_learner_learns_well_above_a_random_policy(tmp_path: Path) -> Non
     assert payload["config"]["env"]["delay_range"] == [2, 3] and payload["steps"] == run.steps
 
 
+@pytest.mark.slow
 def test_stops_when_the_target_success_rate_is_reached(tmp_path: Path) -> None:
     run = train.run_training(
         [
@@ -212,7 +216,7 @@ def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
 ) -> None:
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
     good = load_checkpoint(tmp_path)
-    from nalu_rl import learner
+    from nalu_rl.runtime import learner
 
     real_loss = learner.compute_loss
 
@@ -270,6 +274,7 @@ def test_resume_continues_with_the_runs_own_wiring_after_the_registry_changes(
     assert resumed["wiring"] == trained.to_dict() != moved.to_dict()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", ["learner", "hogwild"])
 def test_worker_processes_build_the_runs_wiring_not_their_own_registrys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str

@@ -102,6 +102,41 @@ class Dashboard:
             self.writer.add_scalar(name, value, steps)
         self.writer.flush()
 
+    def log_unit_weights(self, steps: int, model: Any) -> None:
+        """Histograms of the effective weights of every arithmetic unit in `model` (for the NAC,
+        W = tanh(W_hat) * sigmoid(M_hat)), so a user can watch them approach -1, 0 and +1."""
+        from nalu_rl.units import ARITHMETIC_UNITS
+
+        unit_classes = tuple(ARITHMETIC_UNITS.values())
+        for name, module in model.named_modules():
+            if isinstance(module, unit_classes):
+                self.writer.add_histogram(f"units/{name}.weight", module.weight.detach().cpu(), steps)
+        self.writer.flush()
+
+    def log_image_file(self, tag: str, path: str | Path, steps: int) -> None:
+        """Add a PNG file (e.g. the success-vs-T figure) as an image."""
+        import imageio.v2 as imageio
+
+        image = np.asarray(imageio.imread(path))[..., :3]
+        self.writer.add_image(tag, image, steps, dataformats="HWC")
+        self.writer.flush()
+
+    def log_clip(self, tag: str, frames: list[np.ndarray], steps: int, fps: float) -> None:
+        """Add RGB frames [H, W, 3] as a looping animated clip (shown in TensorBoard's images tab)."""
+        import io
+
+        import imageio.v2 as imageio
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        encoded = io.BytesIO()
+        imageio.mimsave(encoded, frames, format="GIF", duration=1000.0 / fps, loop=0)
+        height, width = frames[0].shape[:2]
+        image = Summary.Image(
+            height=height, width=width, colorspace=3, encoded_image_string=encoded.getvalue()
+        )
+        self.writer.file_writer.add_summary(Summary(value=[Summary.Value(tag=tag, image=image)]), steps)
+        self.writer.flush()
+
     def close(self, hparams: dict[str, Any], metrics: dict[str, float]) -> None:
         """Write the hparams with their final metrics, close the writer and the bar."""
         plain = {

@@ -1,24 +1,25 @@
 """Actors: play a vector env with a CPU copy of the policy and write unrolls into rollout buffers.
 
 `Actor.unroll` is the one piece of acting code; the serial runtime (`--actors 0`), the actor
-processes of the learner runtime and the hogwild workers all call it.
+processes of the learner runtime and the hogwild workers all call it. `build_policy` is the one
+place a worker builds its copy of the run's model.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+import gymnasium
 import numpy as np
 import torch
 
-from nalu_rl.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
+from nalu_rl.runtime.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
+from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
 
 if TYPE_CHECKING:
-    from agents import Wiring
+    from agents import ActorCritic, Wiring
 
 
 def make_vector_env(config: Any, num_envs: int) -> Any:
@@ -26,6 +27,23 @@ def make_vector_env(config: Any, num_envs: int) -> Any:
     from envs import TimeTrackVectorEnv
 
     return TimeTrackVectorEnv(num_envs, **config.env_kwargs())
+
+
+def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
+    """The observation space of one environment of the run and its number of actions."""
+    from envs import TimeTrackEnv
+
+    env = TimeTrackEnv(**config.env_kwargs())
+    return env.observation_space, int(env.action_space.n)
+
+
+def build_policy(config: Any, wiring: Wiring) -> ActorCritic:
+    """An untrained ActorCritic with `wiring` for the environment of `config` (weights come later,
+    from the weight store or a shared model)."""
+    from agents import ActorCritic
+
+    observation_space, num_actions = environment_spaces(config)
+    return ActorCritic(observation_space, num_actions, wiring, name=config.agent)
 
 
 class Actor:
@@ -86,16 +104,6 @@ class Actor:
         self.steps += self.unroll_length * len(self.action_ignored)
 
 
-def prepare_worker_process() -> None:
-    """Settings of every child process of the runtimes (actors, hogwild workers): one thread, and
-    Ctrl-C left to the parent."""
-    # The parent decides when to stop (Ctrl-C reaches the whole process group): a child must not
-    # die half-way through writing a buffer.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["OMP_NUM_THREADS"] = "1"
-    torch.set_num_threads(1)
-
-
 def actor_process(
     actor_id: int,
     config_dict: dict[str, Any],
@@ -108,17 +116,12 @@ def actor_process(
     stop: Any,
 ) -> None:
     """Entry point of an actor process: receive a free buffer index, fill it, send it back; repeat."""
-    from agents import ActorCritic
     from nalu_rl.config import Config
-    from nalu_rl.learner import retain_freed_memory
 
     prepare_worker_process()
     retain_freed_memory()
     config = Config.from_dict(config_dict)
-    env_probe = make_vector_env(config, 1)
-    model = ActorCritic(env_probe.single_observation_space, int(env_probe.single_action_space.n), wiring)
-    model.eval()
-    env_probe.close()
+    model = build_policy(config, wiring).eval()
     version = weights.pull(model, -1)
     actor = Actor(config, model, buffers.num_envs, seed)
     try:

@@ -1,0 +1,14 @@
+"""The training runtime: what moves rollouts between actors and the learner, and the run they serve.
+
+One concept per module, each importing only the ones above it in this list:
+  rollout.py   the rollout buffers in shared memory, a batch of unrolls, the weight store
+  workers.py   the worker pool (processes with private pipes, restarted when they die) and the
+               settings every worker process gets
+  monitor.py   what a user watches: recent episodes, the progress bar, TensorBoard
+  run.py       the run: model, optimizer, counts, the stop rule, logs and checkpoints
+  actor.py     acting: a vector env played by a CPU copy of the policy into rollout buffers
+  learner.py   the loss, the one guarded update, and the learner runtime (actors feed one learner)
+  hogwild.py   the hogwild runtime (workers apply gradients to one shared model)
+  training.py  one training run from start to end, whichever runtime it uses
+The command line (`nalu_rl.train`) parses options, calls `training.train`, then evaluates.
+"""

@@ -1,0 +1,388 @@
+"""The run: the model and optimizer a runtime trains, its counts, the stop rule, logs and checkpoints.
+
+The runtimes (`learner`, `hogwild`) report what happened through `TrainingRun`'s methods
+(`record_batch`, `record_update`, `workers_replaced`, `add_busy_time`, `set_scalar`) and ask
+`should_stop()` once per turn of their loop; they never write the run's state themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint
+from nalu_rl.config import Config, validate
+from nalu_rl.errors import CheckpointError, InputError
+from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
+from nalu_rl.runtime.rollout import RolloutBatch
+
+# Worker processes that may die in a row, with no step delivered in between, before the run gives up.
+MAX_RESTARTS_WITHOUT_PROGRESS = 10
+
+# Options that define the model or the task; a resumed run keeps the saved ones.
+FIXED_ON_RESUME = ("agent", "obs", "size", "delay_range", "stimulus", "reward_mode", "seed", "envs_per_actor")
+
+# TensorBoard histograms of the arithmetic units' weights are written every this many logs.
+HISTOGRAM_EVERY_LOGS = 6
+
+
+@dataclass
+class RunCounters:
+    """What happened so far in a run, beyond steps and updates (logged to TensorBoard)."""
+
+    episodes: int = 0
+    bad_updates: int = 0
+    bad_updates_in_a_row: int = 0
+    worker_restarts: int = 0
+    restarts_without_progress: int = 0
+    steps_at_last_restart: int = -1
+    max_policy_lag: int = 0
+
+
+def open_run_folder(config: Config, explicit_options: set[str]) -> tuple[Config, Path, dict[str, Any] | None]:
+    """The config a run trains with, its folder (created and checked writable), and the checkpoint
+    payload it resumes from (None for a new run).
+
+    With `config.resume`, the saved config is kept, overridden only by the options named in
+    `explicit_options` that may change on resume. Raises InputError (or CheckpointError) for
+    options that cannot work, a folder that is not writable, or a folder that already holds a run.
+    """
+    payload = None
+    if config.resume is not None:
+        payload = load_checkpoint(Path(config.resume) / "checkpoint.pt")
+        saved = Config.from_dict(payload["config"])
+        changed = [
+            name
+            for name in FIXED_ON_RESUME
+            if name in explicit_options and getattr(config, name) != getattr(saved, name)
+        ]
+        if changed:
+            raise InputError(
+                f"--resume keeps the run's {', '.join('--' + n.replace('_', '-') for n in changed)}"
+            )
+        overrides = {name: getattr(config, name) for name in explicit_options if name not in FIXED_ON_RESUME}
+        config = Config.from_dict(
+            {**saved.to_dict(), **overrides, "resume": config.resume, "logdir": config.resume}
+        )
+    validate(config)
+    if config.logdir is None:
+        config.logdir = config.default_logdir()
+    logdir = Path(config.logdir)
+    if config.resume is None and (logdir / "checkpoint.pt").exists():
+        raise InputError(
+            f"run folder {logdir} already holds a checkpoint; continue it with --resume {logdir} "
+            "or choose another --logdir"
+        )
+    try:
+        logdir.mkdir(parents=True, exist_ok=True)
+        probe = logdir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise InputError(f"cannot write to log folder {logdir}: {error.strerror or error}") from None
+    return config, logdir, payload
+
+
+class StopRule:
+    """Why a run must end, if it must: a signal, a failure, the step budget or the success target."""
+
+    def __init__(self, config: Config, logdir: Path) -> None:
+        self.config = config
+        self.logdir = logdir
+        self.signal_received: int | None = None
+        self.reason: str | None = None
+        self.failure: str | None = None
+
+    def check(self, steps: int, counters: RunCounters, window: EpisodeWindow) -> bool:
+        """Decide on the current state; True once the run must end (the first reason found sticks)."""
+        if self.reason is not None:
+            return True
+        if self.signal_received is not None:
+            self.reason = f"stopped by {signal.Signals(self.signal_received).name}"
+        elif counters.bad_updates_in_a_row >= self.config.max_bad_updates:
+            self.failure = (
+                f"{counters.bad_updates_in_a_row} updates in a row had a NaN/inf loss or "
+                f"gradient; stopped, the last good checkpoint is {self.logdir / 'checkpoint.pt'}"
+            )
+        elif counters.restarts_without_progress >= MAX_RESTARTS_WITHOUT_PROGRESS:
+            self.failure = (
+                f"{counters.restarts_without_progress} worker processes died in a row without "
+                "delivering a step (their errors are above); stopped"
+            )
+        elif steps >= self.config.total_steps:
+            self.reason = f"step budget of {self.config.total_steps:,} spent"
+        elif window.target_reached():
+            self.reason = (
+                f"target reached: success {window.success_rate():.3f} >= "
+                f"{window.target_success_rate:.3f} over the last {window.capacity} episodes"
+            )
+        if self.failure is not None:
+            self.reason = "failed"
+        return self.reason is not None
+
+
+class TrainingRun:
+    """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
+
+    def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
+        from envs import TimeTrackEnv
+
+        self.config = config
+        self.logdir = logdir
+        self.device = torch.device(config.resolved_device())
+        # A resumed run keeps the wiring it was started with, even if the registry has moved since.
+        env = TimeTrackEnv(**config.env_kwargs())
+        try:
+            self.model = build_model(config.agent, env, (resume_payload or {}).get("wiring"))
+        except (AttributeError, TypeError, ValueError) as error:
+            raise CheckpointError(
+                f"cannot resume from this checkpoint: its wiring is invalid: {error}"
+            ) from None
+        self.model.to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
+        self.steps = 0
+        self.updates = 0
+        self.start_steps = 0
+        self.elapsed_before = 0.0
+        self.rng = np.random.default_rng(config.seed)
+        torch.manual_seed(config.seed)
+        random.seed(config.seed)
+        if resume_payload is not None:
+            self._restore(resume_payload)
+        self.window = EpisodeWindow(
+            config.success_window, config.delay_range, config.size, config.target_fraction
+        )
+        self.counters = RunCounters()
+        self.stop_rule = StopRule(config, logdir)
+        self.busy_seconds = {"actor": 0.0, "learner": 0.0}
+        self.scalars: dict[str, float] = {}
+        self.last_metrics: dict[str, float] = {}
+        self.on_close: list[Callable[[], None]] = []
+        self.dashboard: Dashboard | None = None
+        # Held while a checkpoint reads the model and optimizer (hogwild workers step under it).
+        self.checkpoint_lock: Any = contextlib.nullcontext()
+        self.started = time.perf_counter()
+        self.last_log = self.last_checkpoint = self.started
+        self.last_log_steps = self.steps
+        self.first_batch_time: float | None = None
+        self.first_batch_steps = 0
+        self.last_busy_seconds = dict(self.busy_seconds)
+        self.logs_written = 0
+
+    # -- resume ----------------------------------------------------------------------------
+    def _restore(self, payload: dict[str, Any]) -> None:
+        try:
+            self.model.load_state_dict(payload["model"])
+            self.optimizer.load_state_dict(payload["optimizer"])
+            # Adam's saved state carries the old learning rate; a --learning-rate given on resume wins.
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.config.learning_rate
+            self.steps = self.start_steps = int(payload["steps"])
+            self.updates = int(payload["updates"])
+            self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
+            rng = payload["rng"]
+            torch.set_rng_state(rng["torch"])
+            self.rng.bit_generator.state = json.loads(rng["numpy"])
+            state = json.loads(rng["python"])
+            random.setstate((state[0], tuple(state[1]), state[2]))
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise CheckpointError(
+                f"cannot resume from this checkpoint: {type(error).__name__}: {error}"
+            ) from None
+
+    def checkpoint_payload(self) -> dict[str, Any]:
+        """Everything needed to resume, loadable with weights_only=True."""
+        python_state = random.getstate()
+        return {
+            "config": self.config.to_dict(),
+            "model": {key: value.detach().cpu() for key, value in self.model.state_dict().items()},
+            "wiring": self.model.wiring.to_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "steps": self.steps,
+            "updates": self.updates,
+            "elapsed_seconds": self.elapsed_seconds(),
+            "rng": {
+                "torch": torch.get_rng_state(),
+                "numpy": json.dumps(self.rng.bit_generator.state),
+                "python": json.dumps([python_state[0], list(python_state[1]), python_state[2]]),
+            },
+        }
+
+    def save(self) -> None:
+        """Write checkpoint.pt atomically."""
+        with self.checkpoint_lock:
+            payload = self.checkpoint_payload()
+        save_checkpoint(self.logdir / "checkpoint.pt", payload)
+        self.last_checkpoint = time.perf_counter()
+
+    # -- what the runtimes report ------------------------------------------------------------
+    def elapsed_seconds(self) -> float:
+        """Training wall time, resumed runs included."""
+        return self.elapsed_before + time.perf_counter() - self.started
+
+    def next_seed(self) -> int:
+        """A fresh seed for a worker's environments (drawn from the run's RNG, so resumes continue it)."""
+        return int(self.rng.integers(0, 2**31 - 1))
+
+    def record_batch(self, batch: RolloutBatch) -> None:
+        """Count the steps of a batch and add the episodes that ended in it to the window."""
+        ended = batch.outcome >= 0
+        self.record_steps(
+            batch.num_steps,
+            batch.delay[ended].numpy(),
+            batch.outcome[ended].numpy() == 0,
+            batch.episode_return[ended].numpy(),
+        )
+
+    def record_steps(
+        self, steps: int, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray
+    ) -> None:
+        """Count `steps` environment steps and the episodes that ended in them (success: outcome
+        "success")."""
+        self.steps += steps
+        if len(delays):
+            self.window.add(delays, successes, returns)
+            self.counters.episodes += len(delays)
+
+    def record_update(self, metrics: dict[str, float] | None) -> None:
+        """Account for an update: its metrics when applied, None when it was skipped because its
+        loss or gradient was not finite."""
+        if metrics is None:
+            self.counters.bad_updates += 1
+            self.counters.bad_updates_in_a_row += 1
+            return
+        self.updates += 1
+        self.counters.bad_updates_in_a_row = 0
+        self.last_metrics = metrics
+
+    def record_policy_lag(self, lags: torch.Tensor) -> None:
+        """Account for the policy lag (learner version minus acting version) of a batch's unrolls."""
+        self.counters.max_policy_lag = max(self.counters.max_policy_lag, int(lags.max()))
+        self.scalars["runtime/policy_lag"] = float(lags.float().mean())
+        self.scalars["runtime/policy_lag_max"] = float(lags.max())
+
+    def workers_replaced(self, count: int) -> None:
+        """Account for `count` dead worker processes (actors or hogwild workers) just restarted."""
+        if not count:
+            return
+        counters = self.counters
+        counters.worker_restarts += count
+        if self.steps == counters.steps_at_last_restart:
+            counters.restarts_without_progress += count
+        else:
+            counters.restarts_without_progress = count
+        counters.steps_at_last_restart = self.steps
+
+    def add_busy_time(self, role: str, seconds: float) -> None:
+        """Add time spent working by the "actor" or "learner" side (for the busy fractions logged)."""
+        self.busy_seconds[role] += seconds
+
+    def set_scalar(self, name: str, value: float) -> None:
+        """A runtime-specific value to write with the next TensorBoard log."""
+        self.scalars[name] = value
+
+    # -- the loop's heartbeat ----------------------------------------------------------------
+    def request_stop(self, signum: int) -> None:
+        """Ask the run to stop at the next `should_stop` (what SIGINT and SIGTERM do)."""
+        self.stop_rule.signal_received = signum
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the run stopped ("failed" when it failed), None while it runs."""
+        return self.stop_rule.reason
+
+    @property
+    def failure(self) -> str | None:
+        """What made the run fail, None unless it failed."""
+        return self.stop_rule.failure
+
+    @property
+    def signal_received(self) -> int | None:
+        """The signal that stopped the run, if one did."""
+        return self.stop_rule.signal_received
+
+    def steady_steps_per_second(self) -> float:
+        """SPS from the first trained batch to now (process start-up and first weights excluded)."""
+        if self.first_batch_time is None:
+            return 0.0
+        elapsed = time.perf_counter() - self.first_batch_time
+        return (self.steps - self.first_batch_steps) / elapsed if elapsed > 0 else 0.0
+
+    def should_stop(self) -> bool:
+        """Refresh progress, logs and checkpoints; True once the run must end (why: `stop_reason`)."""
+        now = time.perf_counter()
+        if self.first_batch_time is None and self.steps > self.start_steps:
+            self.first_batch_time, self.first_batch_steps = now, self.steps
+        if self.dashboard is not None:
+            self.dashboard.show(self.steps, self.window.success_rate(), self.window.full)
+            if now - self.last_log >= self.config.log_interval_s:
+                self.log(now)
+        if self.stop_rule.check(self.steps, self.counters, self.window):
+            return True
+        if now - self.last_checkpoint >= self.config.checkpoint_interval_s:
+            self.save()
+        return False
+
+    def log(self, now: float | None = None) -> None:
+        """Write the current scalars (and, now and then, the units' weight histograms) to TensorBoard."""
+        if self.dashboard is None:
+            return
+        now = time.perf_counter() if now is None else now
+        interval = max(now - self.last_log, 1e-9)
+        scalars = dict(self.last_metrics)
+        scalars.update(self.scalars)
+        scalars["charts/SPS"] = self.dashboard.steps_per_second(self.steps)
+        scalars["charts/SPS_recent"] = (self.steps - self.last_log_steps) / interval
+        scalars["charts/success_rate"] = self.window.success_rate()
+        scalars["charts/episode_return"] = self.window.mean_return()
+        scalars["charts/episodes"] = self.counters.episodes
+        for delay, rate in self.window.success_rate_by_delay().items():
+            scalars[f"success_by_delay/T{delay:02d}"] = rate
+        scalars["runtime/nan_skipped_updates"] = self.counters.bad_updates
+        scalars["runtime/actor_restarts"] = self.counters.worker_restarts
+        scalars["runtime/updates"] = self.updates
+        busy = {role: self.busy_seconds[role] - self.last_busy_seconds[role] for role in self.busy_seconds}
+        scalars["runtime/learner_busy"] = busy["learner"] / interval
+        if self.config.actors == 0 or self.config.runtime == "hogwild":
+            scalars["runtime/actor_busy"] = busy["actor"] / interval / max(1, self.config.actors)
+        self.dashboard.log(self.steps, scalars)
+        if self.logs_written % HISTOGRAM_EVERY_LOGS == 0:
+            with self.checkpoint_lock:
+                self.dashboard.log_unit_weights(self.steps, self.model)
+        self.logs_written += 1
+        self.last_log, self.last_log_steps, self.last_busy_seconds = now, self.steps, dict(self.busy_seconds)
+
+    @contextlib.contextmanager
+    def stop_on_signals(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+        """Within the block, SIGINT and SIGTERM ask the run to stop instead of killing it.
+
+        Signal handlers can only be installed from the main thread; elsewhere (e.g. a run started in
+        a worker thread) the block runs without them and the run stops by its own rule only.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {
+            sig: signal.signal(sig, lambda signum, _frame: self.request_stop(signum)) for sig in signals
+        }
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def close(self) -> None:
+        """Stop whatever the runtime left running."""
+        for close in list(self.on_close):
+            close()

@@ -1,0 +1,70 @@
+"""One training run from start to end, whichever runtime (`learner` or `hogwild`) it uses."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+from nalu_rl.config import Config
+from nalu_rl.runtime.hogwild import train_hogwild
+from nalu_rl.runtime.learner import train_learner
+from nalu_rl.runtime.monitor import Dashboard
+from nalu_rl.runtime.run import TrainingRun
+
+RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild}
+
+
+def learner_threads(config: Config) -> int:
+    """Torch threads of the learner: --learner-threads, else every core when synchronous actors
+    wait while the learner learns, else the cores the actors leave, less one."""
+    if config.learner_threads:
+        return config.learner_threads
+    cores = os.cpu_count() or 1
+    if config.runtime == "learner" and config.actors > 0 and config.synchronous:
+        return cores
+    # An oversubscribed torch thread pool crawls on busy cores: leave a core to running actors and
+    # to whatever else runs beside a one-process run.
+    return max(1, cores - config.actors - 1)
+
+
+def train(run: TrainingRun) -> TrainingRun:
+    """Train `run` with its runtime until its stop rule says so; save, log and report at the end.
+
+    SIGINT and SIGTERM stop the run cleanly (checkpoint saved) when called from the main thread.
+    """
+    config = run.config
+    torch.set_num_threads(learner_threads(config))
+    if run.start_steps:
+        print(
+            f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr
+        )
+    run.dashboard = Dashboard(run.logdir, config.total_steps, run.steps, config.progress)
+    with run.stop_on_signals():
+        try:
+            RUNTIMES[config.runtime](run)
+        finally:
+            run.close()
+            if run.failure is None:
+                run.save()
+            run.log()
+    restarts = run.counters.worker_restarts
+    print(
+        f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "
+        f"recent success {run.window.success_rate():.3f}, {run.counters.bad_updates} updates skipped "
+        f"(NaN/inf), {restarts} dead worker{'s' if restarts != 1 else ''} replaced; run folder {run.logdir}",
+        file=sys.stderr,
+    )
+    return run
+
+
+def close_dashboard(run: TrainingRun) -> None:
+    """Write the run's hparams with its final metrics and close its TensorBoard writer and bar."""
+    if run.dashboard is None:
+        return
+    run.dashboard.close(
+        {key: value for key, value in run.config.to_dict().items() if key != "env"},
+        {"success_rate": run.window.success_rate(), "steps": float(run.steps)},
+    )
+    run.dashboard = None
