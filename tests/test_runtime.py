@@ -268,3 +268,53 @@ def test_learner_process_reuses_freed_memory_without_page_faults() -> None:
     pages = 64 * 2**20 // 4096
     assert faults["default"] > pages // 2
     assert faults["retain"] < pages // 10
+
+
+def close_pipe_then_exit_or_echo(generation: int, link) -> None:
+    """A worker for the pool tests: the first closes its pipe and exits 0.3 s later, as an actor that
+    died on an exception does; its successors send back every index they are handed."""
+    if generation == 0:
+        link.close()
+        time.sleep(0.3)
+        return
+    while True:
+        index = link.recv()
+        if index is None:
+            return
+        link.send(index)
+
+
+def test_a_buffer_released_to_an_actor_whose_pipe_closed_goes_to_its_successor() -> None:
+    import multiprocessing
+
+    from nalu_rl.runtime.learner import ActorBuffers
+    from nalu_rl.runtime.workers import WorkerPool
+
+    starts = []
+    ledger = []
+
+    def worker_args(worker_id, link):
+        starts.append(worker_id)
+        return (len(starts) - 1, link)
+
+    pool = WorkerPool(
+        multiprocessing.get_context("spawn"),
+        1,
+        close_pipe_then_exit_or_echo,
+        worker_args,
+        name="test-worker",
+        on_start=lambda worker_id: ledger[0].hand_out(worker_id) if ledger else None,
+    )
+    ledger.append(ActorBuffers(pool, buffers_per_actor=2))
+    try:
+        pool.start_all()
+        assert wait_for(lambda: not pool.receive(0.05) and pool.links[0] is None, timeout=20)
+        assert pool.processes[0].is_alive()  # its pipe is closed, it has not exited yet
+        ledger[0].release(0, 1)  # used to fail: 'NoneType' object has no attribute 'send'
+        assert wait_for(lambda: not pool.processes[0].is_alive(), timeout=5)
+        assert pool.replace_dead() == 1
+        echoed = []
+        assert wait_for(lambda: echoed.extend(ledger[0].filled(0.05)) or len(echoed) == 2, timeout=20)
+        assert sorted(echoed) == [(0, 0), (0, 1)]
+    finally:
+        pool.close(timeout=1.0)

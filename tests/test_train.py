@@ -323,3 +323,48 @@ def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, c
     # stderr is not a terminal here: the bar is drawn at its start and close, not 200 times
     assert drawn.count("\r") <= 4, drawn.count("\r")
     assert "SPS" in drawn and "success 0.50" in drawn
+
+
+def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> None:
+    from agents import AGENT_NAMES
+
+    assert train.main(["--list-agents"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert set(rows) == set(AGENT_NAMES)
+    assert "nac-pixels" in rows["nac"] and "lstm-pixels" in rows["lstm"]
+    assert rows["nac-paper"].split()[1] == "-"  # nothing shipped for it
+
+
+def test_help_names_the_agents(capsys) -> None:
+    with pytest.raises(SystemExit):
+        train.main(["--help"])
+    from agents import AGENT_NAMES
+
+    help_text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
+    assert all(name in help_text for name in AGENT_NAMES)
+
+
+def test_resume_says_which_step_it_resumes_from(tmp_path: Path, capsys) -> None:
+    first = train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    capsys.readouterr()
+    train.run_training(["--resume", str(tmp_path), "--total-steps", "1280"])
+    assert f"from step {first.steps:,}" in capsys.readouterr().err
+
+
+def test_tensorboard_holds_the_figure_a_clip_and_the_unit_weights_after_a_run(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    argv = [*EASY, "--agent", "nac", "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)]
+    argv += ["--eval-episodes", "2", "--eval-max-delay", "3"]
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(train.main, argv)
+    assert exit_info.value.code == 0
+    events = EventAccumulator(str(tmp_path), size_guidance={"images": 0, "histograms": 0})
+    events.Reload()
+    images = events.Tags()["images"]
+    assert "evaluation/success_by_delay" in images and "evaluation/episode" in images
+    clip = events.Images("evaluation/episode")[0].encoded_image_string
+    assert clip[:6] in (b"GIF87a", b"GIF89a")
+    histograms = events.Tags()["histograms"]
+    assert any(tag.startswith("units/") and tag.endswith(".weight") for tag in histograms), histograms
