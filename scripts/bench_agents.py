@@ -25,7 +25,7 @@ MAX_DELAY = 1000
 
 
 def observation_space(mode: str, size: int = 5) -> spaces.Dict:
-    """The TimeTrack observation space (SPEC §2) for "pixels" (56x56x3) or "symbolic" (2 x size x size)."""
+    """The TimeTrack observation space for "pixels" (56x56x3) or "symbolic" (2 x size x size)."""
     stimulus = spaces.Box(0, MAX_DELAY, (1,), np.float32)
     if mode == "pixels":
         image = (size + 2) * 8

@@ -1,11 +1,11 @@
-"""Choose one trained run per agent and ship its weights as checkpoints/<agent>.pt.
+"""Choose one trained run per agent and ship its weights as nalu_rl/checkpoints/<agent>.pt.
 
 The choice uses training-range performance only: the run whose evaluation has the highest mean
 success rate over the delays of its own training range wins. Extrapolation, the thing the
 checkpoints are meant to show, plays no part in it.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
-    python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # checkpoints/nac-pixels.pt
+    python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # -> nac-pixels.pt
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from nalu_rl.checkpoint import load_checkpoint, save_checkpoint
-
-REPOSITORY = Path(__file__).resolve().parent.parent
+from nalu_rl.checkpoint import SHIPPED_FOLDER, load_checkpoint, save_checkpoint
 
 
 def training_range_success(run: Path, delay_range: tuple[int, int]) -> float:
@@ -34,7 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="folder holding <agent>/seed<k>/ run folders")
     parser.add_argument("--agents", nargs="+", required=True, help="agents to ship")
-    parser.add_argument("--out", type=Path, default=REPOSITORY / "checkpoints", help="destination folder")
+    parser.add_argument("--out", type=Path, default=SHIPPED_FOLDER, help="destination folder")
     parser.add_argument("--suffix", default="", help="appended to the agent's name in the file name")
     args = parser.parse_args()
     for agent in args.agents:

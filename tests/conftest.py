@@ -1,10 +1,11 @@
-"""Fixtures shared by the tests of the command lines: tiny untrained checkpoints and exit codes."""
+"""Helpers shared by the test files: tiny untrained checkpoints, exit codes, an easy training setting."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -40,3 +41,28 @@ def cli_exit_code(main: Callable[[Sequence[str] | None], int | None], argv: Sequ
     with pytest.raises(SystemExit) as exit_info:
         run_cli(main, argv)
     return exit_info.value.code
+
+
+# An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
+EASY = [
+    "--agent", "lstm", "--obs", "symbolic", "--size", "3", "--delay-range", "2", "3",
+    "--envs-per-actor", "32", "--unroll-length", "10", "--batch-unrolls", "1", "--learning-rate", "3e-3",
+    "--success-window", "300", "--eval-episodes", "0", "--no-progress", "--log-interval-s", "1",
+]  # fmt: skip
+
+
+def random_policy_success_rate(size: int, delay_range: tuple[int, int], episodes: int = 2000) -> float:
+    """Success rate of uniformly random actions on the easy setting, measured."""
+    from envs import TimeTrackVectorEnv
+
+    env = TimeTrackVectorEnv(64, size=size, delay_range=delay_range, obs_mode="symbolic")
+    env.reset(seed=123)
+    rng = np.random.default_rng(0)
+    successes = finished = 0
+    while finished < episodes:
+        _, _, _, _, info = env.step(rng.integers(0, 5, size=64))
+        if "_outcome" in info:
+            ended = info["_outcome"]
+            finished += int(ended.sum())
+            successes += int((info["outcome"][ended] == "success").sum())
+    return successes / finished

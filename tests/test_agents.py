@@ -16,7 +16,7 @@ GRID_SIZE = 5
 
 
 def observation_space(mode: str) -> spaces.Dict:
-    """The TimeTrack observation space of SPEC §2 for obs mode "pixels" or "symbolic"."""
+    """The TimeTrack observation space for obs mode "pixels" or "symbolic"."""
     stimulus = spaces.Box(0, MAX_DELAY, (1,), np.float32)
     if mode == "pixels":
         return spaces.Dict({"pixels": spaces.Box(0, 255, (56, 56, 3), np.uint8), "stimulus": stimulus})

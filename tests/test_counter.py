@@ -3,9 +3,9 @@ import pytest
 from conftest import TINY_ENV_KWARGS, cli_exit_code
 
 from nalu_rl.checkpoint import load_agent
-from nalu_rl.counter import (
+from nalu_rl.counter import main
+from nalu_rl.state_probe import (
     StateTrace,
-    main,
     most_time_correlated_unit,
     record_state_traces,
     remaining_steps_readout,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train import EASY, random_policy_success_rate
+from conftest import EASY, random_policy_success_rate
 
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint

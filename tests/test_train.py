@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
+from conftest import EASY, random_policy_success_rate
 
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
@@ -19,30 +19,6 @@ from nalu_rl.config import Config, build_parser, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.training import learner_threads
-
-# An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
-EASY = [
-    "--agent", "lstm", "--obs", "symbolic", "--size", "3", "--delay-range", "2", "3",
-    "--envs-per-actor", "32", "--unroll-length", "10", "--batch-unrolls", "1", "--learning-rate", "3e-3",
-    "--success-window", "300", "--eval-episodes", "0", "--no-progress", "--log-interval-s", "1",
-]  # fmt: skip
-
-
-def random_policy_success_rate(size: int, delay_range: tuple[int, int], episodes: int = 2000) -> float:
-    """Success rate of uniformly random actions on the easy setting, measured."""
-    from envs import TimeTrackVectorEnv
-
-    env = TimeTrackVectorEnv(64, size=size, delay_range=delay_range, obs_mode="symbolic")
-    env.reset(seed=123)
-    rng = np.random.default_rng(0)
-    successes = finished = 0
-    while finished < episodes:
-        _, _, _, _, info = env.step(rng.integers(0, 5, size=64))
-        if "_outcome" in info:
-            ended = info["_outcome"]
-            finished += int(ended.sum())
-            successes += int((info["outcome"][ended] == "success").sum())
-    return successes / finished
 
 
 def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
@@ -145,7 +121,7 @@ def test_serial_learner_learns_well_above_a_random_policy(tmp_path: Path) -> Non
     chance = random_policy_success_rate(3, (2, 3))
     assert run.window.full
     assert run.window.success_rate() >= max(2 * chance, chance + 0.15), (run.window.success_rate(), chance)
-    # The run folder holds what SPEC §4 promises.
+    # The run folder holds config.json, checkpoint.pt, TensorBoard events and the evaluation.
     assert (tmp_path / "config.json").is_file() and (tmp_path / "checkpoint.pt").is_file()
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path))
     payload = load_checkpoint(tmp_path)
