@@ -17,6 +17,7 @@ from envs.rules import EpisodeBatch
 
 FRAME_GRID_PX = 280  # the grid part of a frame is about this wide, so a frame is never below 256 x 256
 HEADER_PX = 72
+CAPTION_PX = 40
 TEXT_RGB = (235, 235, 235)
 HEADER_RGB = (20, 20, 28)
 OUTCOME_RGB = {"success": (80, 220, 100), "early": (240, 180, 60), "late": (240, 180, 60)}
@@ -79,6 +80,18 @@ class FrameRenderer:
         state = self.__dict__.copy()
         state["_font"] = None  # pygame objects do not pickle; the font is reloaded on demand
         return state
+
+
+def add_caption(frame: np.ndarray, text: str, rgb: tuple[int, int, int] = TEXT_RGB) -> np.ndarray:
+    """A copy of `frame` (H, W, 3) uint8 with a strip below it holding one line of `text`."""
+    pygame = _pygame()
+    pygame.font.init()
+    font = pygame.font.Font(None, 26)
+    patch = pygame.surfarray.array3d(font.render(text, True, rgb, HEADER_RGB)).transpose(1, 0, 2)
+    strip = np.empty((CAPTION_PX, frame.shape[1], 3), dtype=np.uint8)
+    strip[:] = HEADER_RGB
+    FrameRenderer._paste(strip, patch[: CAPTION_PX - 8, : frame.shape[1] - 24], top=8, left=12)
+    return np.concatenate([frame, strip])
 
 
 class HumanWindow:

@@ -162,12 +162,7 @@ def plot_success_by_delay(
     axes.set_title(title or "Success rate vs delay T")
     # Below the axes: inside, it would hide the curves wherever it went.
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8, frameon=False)
-    figure.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_path)
-    plt.close(figure)
-    return out_path
+    return save_figure(figure, out_path)
 
 
 def markdown_table(curves: Mapping[str, Sequence[CurvePoint]]) -> str:
@@ -191,3 +186,15 @@ def markdown_table(curves: Mapping[str, Sequence[CurvePoint]]) -> str:
             cells.append(f"{point.success_rate:.2f} [{point.ci_low:.2f}, {point.ci_high:.2f}]")
         lines.append(f"| {delay} | {ceiling:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def save_figure(figure: Any, out_path: str | os.PathLike) -> Path:
+    """Lay out a matplotlib figure, write it to `out_path` (its folder created) and close it."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_path)
+    plt.close(figure)
+    return out_path

@@ -29,6 +29,7 @@ def play_episodes_to_frames(
     greedy: bool = False,
     fps: float = 4.0,
     window: bool = False,
+    show_count: bool = True,
 ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
     """Play `episodes` episodes of `model` in a single TimeTrack env and render each step.
 
@@ -36,41 +37,73 @@ def play_episodes_to_frames(
     otherwise the RGB frames (H, W, 3) uint8 are returned, the last frame of each episode
     repeated to last HOLD_LAST_FRAME_S. Also returns one dict per episode: delay, t, outcome.
     `delay` fixes T; by default T is drawn from the checkpoint's training range.
+    With `show_count`, an agent with a counter gets a caption under each frame: the true time left
+    T - t beside the agent's own reading of it (the linear readout of its counter state that
+    `nalu_rl.counter` fits on the training range).
     """
     from envs import TimeTrackEnv
+    from envs.rendering import HumanWindow, add_caption
 
+    readout = fit_time_left_readout(model, config, seed=seed) if show_count else None
     env_kwargs = evaluation_env_kwargs(config)
     delay_range = (delay, delay) if delay is not None else training_range(config)
-    env = TimeTrackEnv(**env_kwargs, delay_range=delay_range, render_mode="human" if window else "rgb_array")
-    # The window paces itself by the env's render_fps; an instance copy leaves the class default alone.
-    env.metadata = {**env.metadata, "render_fps": fps}
+    env = TimeTrackEnv(**env_kwargs, delay_range=delay_range, render_mode="rgb_array")
+    screen = HumanWindow() if window else None
     hold_frames = max(1, round(HOLD_LAST_FRAME_S * fps))
     policy = ModelPolicy(model, 1, greedy=greedy, group_seeds=[seed])
     frames: list[np.ndarray] = []
     summaries = []
+
+    def show(frame: np.ndarray, caption: str | None, repeat: int = 1) -> None:
+        if readout is not None:
+            frame = add_caption(frame, caption or "")
+        for _ in range(repeat):
+            if screen is not None:
+                screen.show(frame, fps)
+            else:
+                frames.append(frame)
+
     try:
         for episode in range(episodes):
             observation, info = env.reset(seed=seed + episode)
             episode_start = np.ones(1, dtype=bool)
-            if not window:
-                frames.append(env.render())
             terminated = truncated = False
             while not (terminated or truncated):
+                frame = env.render()
                 batch = {key: np.asarray(value)[None] for key, value in observation.items()}
                 action = int(policy(batch, episode_start)[0])
                 episode_start = np.zeros(1, dtype=bool)
+                caption = None
+                if readout is not None:
+                    view, weights = readout
+                    state = model.describe_state(policy.state)[view][0].detach().cpu().numpy()
+                    count = float(np.append(state, 1.0) @ weights)
+                    caption = f"time left {info['delay'] - info['t']}   agent reads {count:.1f}"
+                show(frame, caption)
                 observation, _, terminated, truncated, info = env.step(action)
-                if not window:
-                    frames.append(env.render())
-            for _ in range(hold_frames - 1):
-                if window:
-                    env.render()
-                else:
-                    frames.append(frames[-1])
+            show(env.render(), f"time left {info['delay'] - info['t']}", repeat=hold_frames)
             summaries.append({"delay": info["delay"], "t": info["t"], "outcome": info.get("outcome", "")})
     finally:
         env.close()
+        if screen is not None:
+            screen.close()
     return frames, summaries
+
+
+def fit_time_left_readout(
+    model: torch.nn.Module, config: dict[str, Any], episodes: int = 8, seed: int = 0
+) -> tuple[str, np.ndarray] | None:
+    """The agent's counter state view and the least-squares weights (bias last) that read the time
+    left T - t from it, fitted on episodes of the training-range delays; None without a counter."""
+    from nalu_rl.state_probe import record_state_traces, remaining_steps_readout
+
+    views = [name for name in getattr(model, "state_names", ()) if not name.startswith("lstm")]
+    if not views:
+        return None
+    low, high = training_range(config)
+    traces = record_state_traces(model, config, range(low, high + 1), episodes=episodes, seed=seed)
+    weights, _ = remaining_steps_readout(traces, views[0], (low, high))
+    return views[0], weights
 
 
 def write_video(frames: Sequence[np.ndarray], path: str | os.PathLike, fps: float) -> Path:

@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--greedy", action="store_true", help="take the most likely action instead of sampling"
     )
+    parser.add_argument(
+        "--no-count",
+        dest="show_count",
+        action="store_false",
+        help="no caption with the time left and the agent's reading of it (agents with a counter)",
+    )
     return parser
 
 
@@ -66,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         greedy=args.greedy,
         fps=args.fps,
         window=not args.record,
+        show_count=args.show_count,
     )
     for index, summary in enumerate(summaries):
         print(f"episode {index}: T={summary['delay']} ended at t={summary['t']}: {summary['outcome']}")

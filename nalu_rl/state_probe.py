@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from nalu_rl.evaluation import ModelPolicy, delay_seeds, evaluation_env_kwargs
+from nalu_rl.figures import save_figure
 
 # The LSTM cell state mirrors its hidden state; plotting both adds a column and no insight.
 HIDDEN_VIEWS = ("lstm_c",)
@@ -198,9 +199,4 @@ def plot_counter_view(
         "'in'/'out' = episodes inside/outside that range",
         fontsize=10,
     )
-    figure.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_path)
-    plt.close(figure)
-    return out_path
+    return save_figure(figure, out_path)

@@ -35,9 +35,11 @@ def test_record_writes_a_gif_whose_frames_show_the_grid(nac_checkpoint, tmp_path
     expected_first = TimeTrackEnv(**ENV_KWARGS, delay_range=(7, 7), render_mode="rgb_array")
     expected_first.reset(seed=0)
     expected = expected_first.render()
-    assert frames[0].shape == expected.shape
+    # Below the env's picture, the nac agent's frames carry a caption: time left and its count.
+    assert frames[0].shape[0] > expected.shape[0] and frames[0].shape[1:] == expected.shape[1:]
+    top = frames[0][: expected.shape[0]]
     # GIF palettes may shift a colour by a little; the picture (grid, agent, target, text) must match.
-    assert np.mean(np.abs(frames[0].astype(int) - expected.astype(int)) > 16) < 0.01
+    assert np.mean(np.abs(top.astype(int) - expected.astype(int)) > 16) < 0.01
     red_target = (frames[0, ..., 0] > 180) & (frames[0, ..., 1] < 80) & (frames[0, ..., 2] < 80)
     assert red_target.sum() > 100
 
@@ -73,3 +75,28 @@ def test_window_mode_plays_the_episodes_headless(nac_checkpoint, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["episode 0", "episode 1"]
     assert all("T=3" in line for line in lines)
+
+
+def test_the_count_caption_reads_the_time_left_exactly_from_an_accumulator(nac_checkpoint):
+    """A NAC accumulator fed the stimulus and a bias holds W_s T + W_b (t + 1), so the readout fitted
+    on the training range reads T - t exactly at a delay far outside it."""
+    from nalu_rl.checkpoint import load_agent
+    from nalu_rl.playback import fit_time_left_readout
+    from nalu_rl.state_probe import record_state_traces
+
+    model, config = load_agent(nac_checkpoint)
+    view, weights = fit_time_left_readout(model, config)
+    assert view == "nac"
+    (trace,) = record_state_traces(model, config, [60], episodes=1)
+    readings = np.concatenate([trace.views[view], np.ones((trace.steps, 1))], axis=1) @ weights
+    assert np.allclose(readings, 60 - np.arange(trace.steps), atol=1e-2)
+
+
+def test_agents_without_a_counter_get_no_caption(lstm_checkpoint, tmp_path):
+    import imageio.v3 as iio
+
+    out = tmp_path / "episode.gif"
+    assert record_one_episode(lstm_checkpoint, out, delay=7) == 0
+    expected = TimeTrackEnv(**ENV_KWARGS, delay_range=(7, 7), render_mode="rgb_array")
+    expected.reset(seed=0)
+    assert iio.imread(out, index=None)[0].shape[:2] == expected.render().shape[:2]
