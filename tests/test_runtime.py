@@ -137,7 +137,7 @@ def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_
         assert wait_for(lambda: not any(alive(pid) for pid in actors), 1.0)
         assert not child_pids(process.pid)
         stderr = process.stderr.read()
-        assert "stopped by SIGINT" in stderr and "1 dead actor replaced" in stderr, stderr
+        assert "stopped by SIGINT" in stderr and "1 dead worker replaced" in stderr, stderr
         assert load_checkpoint(tmp_path)["steps"] > 0
     finally:
         if process.poll() is None:
