@@ -17,8 +17,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.recurrent import RecurrentUnit
-from nalu_rl.units import make_unit
+from nalu_rl.units import RecurrentUnit, make_unit
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
 CORE_SIGNALS = ("lstm", "count")

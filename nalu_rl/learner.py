@@ -60,7 +60,7 @@ def compute_loss(
     with the weight `regularizer_scale` gives it after `steps` environment steps.
     """
     from agents.losses import actor_critic_loss, vtrace
-    from nalu_rl.nau import regularizer_scale
+    from nalu_rl.units import regularizer_scale
 
     length = batch.actions.shape[0]
     logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)

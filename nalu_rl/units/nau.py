@@ -1,0 +1,67 @@
+"""The Neural Addition Unit (NAU) and Neural Multiplication Unit (NMU) of Madsen & Johansen (ICLR 2020).
+
+NAU: y = x @ W.T with W clamped to [-1, 1].
+NMU: y_j = prod_i (W_ji * x_i + 1 - W_ji) with W clamped to [0, 1] (W_ji = 1 takes x_i into the
+     product, W_ji = 0 leaves it out).
+Both are pushed towards discrete weights by the sparsity regulariser
+R = mean over W of min(|W|, 1 - |W|) (`nalu_rl.units.base`), which is zero exactly when every
+weight is -1, 0 or 1; its weight in the loss grows over training by `regularizer_scale`.
+
+The weights are clamped in every forward pass. An optimiser step can still move the raw parameter
+outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
+`nalu_rl.units.clamp_unit_weights_(model)`) after each optimiser step puts it back on the boundary.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from nalu_rl.units.base import ClampedUnit
+
+
+def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> float:
+    """The regulariser's weight at `step`: 0 before `start`, rising linearly to `max_scale` at `end`."""
+    if end <= start:
+        return max_scale if step >= start else 0.0
+    return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
+
+
+class NAU(ClampedUnit):
+    """Neural Addition Unit: a bias-free linear layer with weights clamped to [-1, 1]."""
+
+    weight_range = (-1.0, 1.0)
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__(in_features, out_features)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw W from a Glorot-uniform distribution (mean 0, variance 2 / (in + out)), within [-1, 1]."""
+        nn.init.xavier_uniform_(self.W)
+        self.clamp_weights_()
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x [..., in] -> x @ W.T [..., out]."""
+        return nn.functional.linear(x, self.weight)
+
+
+class NMU(ClampedUnit):
+    """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
+
+    weight_range = (0.0, 1.0)
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__(in_features, out_features)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw W uniformly from [1/4, 3/4]: centred on 1/2, undecided between using an input or not."""
+        # A start at 1/2 keeps every factor W x + 1 - W away from both "ignore" (W = 0) and "use"
+        # (W = 1), so no input is excluded from the product before training has seen it.
+        nn.init.uniform_(self.W, 0.25, 0.75)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x [..., in] -> prod_i (W_ji x_i + 1 - W_ji) [..., out]."""
+        weight = self.weight
+        factors = x.unsqueeze(-2) * weight + (1 - weight)  # [..., out, in]
+        return factors.prod(dim=-1)
