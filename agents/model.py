@@ -152,7 +152,8 @@ class ActorCritic(nn.Module):
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
     `state_names`: "lstm_h", "lstm_c" when there is an LSTM, then the counter state (named after
-    its unit) when there is a counter.
+    its unit) when there is a counter. `cores` holds the core modules (`agents.cores`) in that
+    order, `step_order` the order in which they step.
     """
 
     def __init__(
@@ -186,12 +187,12 @@ class ActorCritic(nn.Module):
         for core in cores:
             for layer_name, layer in core.named_children():
                 self.add_module(layer_name, layer)
+        self.cores = tuple(cores)  # in the order of their states in `state_names`
         self.state_names: tuple[str, ...] = tuple(name for core in cores for name in core.state_names)
-        self._state_cores = tuple(cores)
-        # Evaluation order: a core that reads another core's signal steps after it.
-        self.cores = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
+        # A core that reads another core's signal steps after it.
+        self.step_order = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
         self._stepwise_sequence_signals = tuple(
-            {name: None for core in self.cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
+            {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
         )
 
         self.actor = _head(
@@ -203,7 +204,7 @@ class ActorCritic(nn.Module):
         """The zero recurrent state for `batch_size` episodes: a tuple of float32 tensors [B, ...]."""
         if device is None:
             device = next(self.parameters()).device
-        return tuple(zeros for core in self._state_cores for zeros in core.initial_state(batch_size, device))
+        return tuple(zeros for core in self.cores for zeros in core.initial_state(batch_size, device))
 
     def describe_state(self, state: tuple[Tensor, ...]) -> dict[str, Tensor]:
         """Named views of a recurrent state, e.g. {"lstm_h": [B, 128], "lstm_c": [B, 128], "nac": [B, 8]}."""
@@ -226,7 +227,6 @@ class ActorCritic(nn.Module):
             features = self.feature_norm(features)
         stimulus = obs["stimulus"].to(features.dtype)
         signals = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
-        self.describe_state(state)  # checks its length
         next_state = self._run_cores(signals, episode_start, state)
         actor_signals = signals
         if self.wiring.actor_count_clip > 0 and "count" in self.wiring.actor_inputs:
@@ -242,8 +242,9 @@ class ActorCritic(nn.Module):
         """Step the cores through the sequence; adds their outputs [T, B, ...] to `signals` and returns
         the state after the last step (in `state_names` order).
         """
+        self.describe_state(state)  # refuses a state of the wrong length
         core_states, offset = {}, 0
-        for core in self._state_cores:
+        for core in self.cores:
             core_states[core] = state[offset : offset + len(core.state_names)]
             offset += len(core.state_names)
         if not self.cores:
@@ -254,7 +255,7 @@ class ActorCritic(nn.Module):
         outputs: dict[Core, list[Tensor]] = {core: [] for core in self.cores}
         for t, keep in enumerate(keep_steps):
             step_signals = {name: values[t] for name, values in sequence_steps.items()}
-            for core in self.cores:
+            for core in self.step_order:
                 core_prepared = prepared[core]
                 output, core_states[core] = core.step(
                     None if core_prepared is None else core_prepared[t], step_signals, core_states[core], keep
@@ -263,7 +264,7 @@ class ActorCritic(nn.Module):
                 outputs[core].append(output)
         for core, core_outputs in outputs.items():
             signals[core.signal] = torch.stack(core_outputs)
-        return tuple(tensor for core in self._state_cores for tensor in core_states[core])
+        return tuple(tensor for core in self.cores for tensor in core_states[core])
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, observation_key={self.observation_key!r}"

@@ -129,7 +129,7 @@ def test_only_a_counter_that_reads_another_core_prepares_nothing_ahead() -> None
 )
 def test_a_core_that_reads_another_steps_after_it(name: str, order: tuple[str, ...]) -> None:
     model = make_agent(name, symbolic_space())
-    assert tuple(core.signal for core in model.cores) == order
+    assert tuple(core.signal for core in model.step_order) == order
 
 
 def symbolic_space() -> spaces.Dict:
