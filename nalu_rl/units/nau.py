@@ -4,8 +4,8 @@ NAU: y = x @ W.T with W clamped to [-1, 1].
 NMU: y_j = prod_i (W_ji * x_i + 1 - W_ji) with W clamped to [0, 1] (W_ji = 1 takes x_i into the
      product, W_ji = 0 leaves it out).
 Both are pushed towards discrete weights by the sparsity regulariser
-R = mean over W of min(|W|, 1 - |W|) (`nalu_rl.units.base`), which is zero exactly when every
-weight is -1, 0 or 1; its weight in the loss grows over training by `regularizer_scale`.
+R = mean over W of min(|W|, 1 - |W|), which is zero exactly when every weight is -1, 0 or 1; its
+weight in the loss grows over training by `regularizer_scale`.
 
 The weights are clamped in every forward pass. An optimiser step can still move the raw parameter
 outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
@@ -14,9 +14,18 @@ outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+import torch
 from torch import Tensor, nn
 
-from nalu_rl.units.base import ClampedUnit
+from nalu_rl.units.base import ArithmeticUnit
+
+
+def sparsity_regularizer(weight: Tensor) -> Tensor:
+    """Madsen & Johansen's sparsity regulariser: the mean of min(|W|, 1 - |W|), a scalar >= 0."""
+    magnitude = weight.abs()
+    return torch.minimum(magnitude, 1 - magnitude).mean()
 
 
 def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> float:
@@ -24,6 +33,29 @@ def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> floa
     if end <= start:
         return max_scale if step >= start else 0.0
     return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
+
+
+class ClampedUnit(ArithmeticUnit):
+    """What the NAU and the NMU share: the weight is the raw parameter W clamped to `weight_range`,
+    and the sparsity regulariser pulls it towards discrete values.
+    """
+
+    weight_names = ("W",)
+    weight_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+
+    @torch.no_grad()
+    def clamp_weights_(self) -> None:
+        """Put the raw parameter back into `weight_range` in place (call after an optimiser step)."""
+        self.W.clamp_(*self.weight_range)
+
+    @property
+    def weight(self) -> Tensor:
+        """The weight used in the forward pass: W clamped to `weight_range`."""
+        return torch.clamp(self.W, *self.weight_range)
+
+    def regularizer(self) -> Tensor:
+        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
+        return sparsity_regularizer(self.weight)
 
 
 class NAU(ClampedUnit):

@@ -7,9 +7,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.units.base import ArithmeticUnit, ClampedUnit
+from nalu_rl.units.base import ArithmeticUnit
 from nalu_rl.units.nac import NAC, NALU
-from nalu_rl.units.nau import NAU, NMU
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit
 
 ARITHMETIC_UNITS: dict[str, type[nn.Module]] = {"nac": NAC, "nalu": NALU, "nau": NAU, "nmu": NMU}
 
