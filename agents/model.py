@@ -1,20 +1,20 @@
-"""The actor-critic model: an encoder, a recurrent core wired as a `Wiring` says, a policy and a value head.
+"""The actor-critic model: encoder -> cores -> policy and value heads, composed as a `Wiring` says.
 
 Every agent of the registry (`agents.registry`) is this one module with a different `Wiring`. Per
 step t, with f_t the encoder features (layer-normalised where the wiring asks) and s_t the stimulus:
-  LSTM (optional):    (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
-  counter (optional): accumulator  m_t = m_{t-1} + U(x_t)          (identity recurrence: no decay)
-                      recurrent    m_t = U([x_t, m_{t-1}])         (a learned linear recurrence)
-                      with U an arithmetic unit (NAC, NALU, NAU, NMU) and x_t the concat of its
-                      inputs among f_t, s_t, 1 (a bias unit) and h_t; no squashing on m.
-  heads:              logits_t = actor(concat of its inputs among f_t, s_t, h_t, m_t)
-                      value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
-Where episode_start[t] is True the whole recurrent state (h, c and m) is zeroed before step t.
+  LSTM core (optional):    (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
+  counter core (optional): accumulator  m_t = m_{t-1} + U(x_t)     (identity recurrence: no decay)
+                           recurrent    m_t = U([x_t, m_{t-1}])    (a learned linear recurrence)
+                           with U an arithmetic unit (NAC, NALU, NAU, NMU) and x_t the concat of its
+                           inputs among f_t, s_t, 1 (a bias unit) and h_t; no squashing on m.
+  heads:                   logits_t = actor(concat of its inputs among f_t, s_t, h_t, m_t)
+                           value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
+A core that reads the other's output steps after it. Where episode_start[t] is True every core zeroes
+its state (h, c and m) before step t. The cores themselves live in `agents.cores`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -22,9 +22,9 @@ import gymnasium
 import torch
 from torch import Tensor, nn
 
+from agents.cores import SEQUENCE_SIGNALS, AccumulatorCore, Core, LSTMCore, RecurrentUnitCore
 from agents.encoders import make_encoder
-from nalu_rl.recurrent import RecurrentUnit
-from nalu_rl.units import make_unit, total_regularizer
+from nalu_rl.units import total_regularizer
 
 LSTM_INPUTS = ("encoder", "stimulus", "count")
 COUNTER_INPUTS = ("encoder", "stimulus", "bias", "lstm")
@@ -44,6 +44,7 @@ class Wiring:
     unit: the arithmetic unit of the counter ("nac", "nalu", "nau", "nmu").
     counter_size, lstm_size, feature_size: widths of the counter state, the LSTM and the encoder.
     feature_norm: layer-normalise the encoder features before anything reads them.
+    actor_count_clip: 0 (off) or c > 0: the actor reads clamp(count, -c, c), the critic the count itself.
     """
 
     lstm_inputs: tuple[str, ...] = ()
@@ -58,6 +59,7 @@ class Wiring:
     lstm_size: int = 128
     feature_size: int = 256
     feature_norm: bool = False
+    actor_count_clip: float = 0.0
 
     @property
     def has_lstm(self) -> bool:
@@ -99,6 +101,8 @@ class Wiring:
         for name in ("actor_hidden", "critic_hidden"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.actor_count_clip >= 0:
+            raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
         for name in ("counter_size", "lstm_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -143,12 +147,13 @@ def _head(in_features: int, out_features: int, hidden: int, output_gain: float) 
 
 
 class ActorCritic(nn.Module):
-    """An actor-critic agent for TimeTrack: encoder, recurrent core (per `wiring`), policy and value heads.
+    """An actor-critic agent for TimeTrack: encoder -> cores (per `wiring`) -> policy and value heads.
 
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
     `state_names`: "lstm_h", "lstm_c" when there is an LSTM, then the counter state (named after
-    its unit) when there is a counter.
+    its unit) when there is a counter. `cores` holds the core modules (`agents.cores`) in that
+    order, `step_order` the order in which they step.
     """
 
     def __init__(
@@ -170,49 +175,36 @@ class ActorCritic(nn.Module):
             "lstm": wiring.lstm_size,
             "count": wiring.counter_size,
         }
-
-        self.state_names: tuple[str, ...] = ()
+        cores: list[Core] = []
         if wiring.has_lstm:
-            hidden = wiring.lstm_size
-            # The LSTM is written out so that the input projection of a whole [T, B] sequence is one
-            # matrix product; only the hidden (and count) projections run inside the time loop.
-            self._lstm_static_inputs = tuple(name for name in wiring.lstm_inputs if name != "count")
-            static_width = sum(widths[name] for name in self._lstm_static_inputs)
-            self.lstm_input = nn.Linear(static_width, 4 * hidden) if static_width else None
-            self.lstm_hidden = nn.Linear(hidden, 4 * hidden, bias=self.lstm_input is None)
-            reads_count = "count" in wiring.lstm_inputs
-            self.lstm_count = nn.Linear(wiring.counter_size, 4 * hidden, bias=False) if reads_count else None
-            bound = 1.0 / math.sqrt(hidden)
-            for parameter in self._lstm_parameters():
-                nn.init.uniform_(parameter, -bound, bound)
-            self.state_names += ("lstm_h", "lstm_c")
-
+            cores.append(LSTMCore(wiring.lstm_inputs, widths, wiring.lstm_size))
         if wiring.counter is not None:
+            counter_core = AccumulatorCore if wiring.counter == "accumulator" else RecurrentUnitCore
             counter_width = sum(widths[name] for name in wiring.counter_inputs)
-            if wiring.counter == "accumulator":
-                self.counter_unit = make_unit(wiring.unit, counter_width, wiring.counter_size)
-            else:
-                self.counter_unit = RecurrentUnit(wiring.unit, counter_width, wiring.counter_size)
-            self.state_names += (wiring.unit,)
+            cores.append(counter_core(wiring.unit, wiring.counter_inputs, counter_width, wiring.counter_size))
+        # The cores stay out of the module tree (a plain tuple): their layers are registered here under
+        # the names checkpoints have always used (lstm_input, lstm_hidden, lstm_count, counter_unit).
+        for core in cores:
+            for layer_name, layer in core.named_children():
+                self.add_module(layer_name, layer)
+        self.cores = tuple(cores)  # in the order of their states in `state_names`
+        self.state_names: tuple[str, ...] = tuple(name for core in cores for name in core.state_names)
+        # A core that reads another core's signal steps after it.
+        self.step_order = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
+        self._stepwise_sequence_signals = tuple(
+            {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
+        )
 
         self.actor = _head(
             sum(widths[name] for name in wiring.actor_inputs), num_actions, wiring.actor_hidden, 0.01
         )
         self.critic = _head(sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
 
-    def _lstm_parameters(self) -> list[nn.Parameter]:
-        layers = (self.lstm_input, self.lstm_hidden, self.lstm_count)
-        return [parameter for layer in layers if layer is not None for parameter in layer.parameters()]
-
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
         """The zero recurrent state for `batch_size` episodes: a tuple of float32 tensors [B, ...]."""
         if device is None:
             device = next(self.parameters()).device
-        sizes = {"lstm_h": self.wiring.lstm_size, "lstm_c": self.wiring.lstm_size}
-        return tuple(
-            torch.zeros(batch_size, sizes.get(name, self.wiring.counter_size), device=device)
-            for name in self.state_names
-        )
+        return tuple(zeros for core in self.cores for zeros in core.initial_state(batch_size, device))
 
     def describe_state(self, state: tuple[Tensor, ...]) -> dict[str, Tensor]:
         """Named views of a recurrent state, e.g. {"lstm_h": [B, 128], "lstm_c": [B, 128], "nac": [B, 8]}."""
@@ -230,72 +222,49 @@ class ActorCritic(nn.Module):
         """Run T steps of B episodes: obs tensors [T, B, ...], episode_start bool [T, B], state from
         `initial_state` (or a previous call) -> logits [T, B, num_actions], value [T, B], next state.
         """
-        wiring = self.wiring
-        steps, batch = episode_start.shape[:2]
         features = self.encoder(obs[self.observation_key])
         if self.feature_norm is not None:
             features = self.feature_norm(features)
         stimulus = obs["stimulus"].to(features.dtype)
-        inputs = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
-        keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
-        named_state = self.describe_state(state)
-        h, c = named_state.get("lstm_h"), named_state.get("lstm_c")
-        m = named_state.get(wiring.unit) if wiring.counter is not None else None
+        signals = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
+        next_state = self._run_cores(signals, episode_start, state)
+        actor_signals = signals
+        if self.wiring.actor_count_clip > 0 and "count" in self.wiring.actor_inputs:
+            clip = self.wiring.actor_count_clip
+            actor_signals = {**signals, "count": signals["count"].clamp(-clip, clip)}
+        logits = self.actor(torch.cat([actor_signals[name] for name in self.wiring.actor_inputs], -1))
+        value = self.critic(torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)).squeeze(-1)
+        return logits, value, next_state
 
-        counter_reads_lstm = "lstm" in wiring.counter_inputs
-        increments = None
-        if wiring.has_lstm:
-            if self.lstm_input is not None:
-                lstm_gates = self.lstm_input(torch.cat([inputs[n] for n in self._lstm_static_inputs], -1))
-            else:
-                lstm_gates = features.new_zeros(steps, batch, 4 * wiring.lstm_size)
-        if wiring.counter is not None and not counter_reads_lstm:
-            counter_x = torch.cat([inputs[name] for name in wiring.counter_inputs], -1)
-            if wiring.counter == "accumulator":
-                # Its increments depend on no state: one unit call covers the whole sequence.
-                increments = self.counter_unit(counter_x)
-
-        hs, ms = [], []
-        keep_steps = keep.unbind(0)
-        gate_steps = lstm_gates.unbind(0) if wiring.has_lstm else None
-        increment_steps = increments.unbind(0) if increments is not None else None
-        for t in range(steps):
-            if wiring.has_lstm:
-                h, c = h * keep_steps[t], c * keep_steps[t]
-            if m is not None:
-                m = m * keep_steps[t]
-                if increments is not None:
-                    m = m + increment_steps[t]
-                elif not counter_reads_lstm:
-                    m = self._counter_step(m, counter_x[t])
-            if wiring.has_lstm:
-                gates = gate_steps[t] + self.lstm_hidden(h)
-                if self.lstm_count is not None:
-                    gates = gates + self.lstm_count(m)
-                input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
-                c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
-                h = torch.sigmoid(output_gate) * torch.tanh(c)
-                hs.append(h)
-            if m is not None and counter_reads_lstm:
-                x = [h if name == "lstm" else inputs[name][t] for name in wiring.counter_inputs]
-                m = self._counter_step(m, torch.cat(x, -1))
-            if m is not None:
-                ms.append(m)
-
-        if hs:
-            inputs["lstm"] = torch.stack(hs)
-        if ms:
-            inputs["count"] = torch.stack(ms)
-        logits = self.actor(torch.cat([inputs[name] for name in wiring.actor_inputs], -1))
-        value = self.critic(torch.cat([inputs[name] for name in wiring.critic_inputs], -1)).squeeze(-1)
-        next_state = {"lstm_h": h, "lstm_c": c, wiring.unit: m}
-        return logits, value, tuple(next_state[name] for name in self.state_names)
-
-    def _counter_step(self, m: Tensor, x: Tensor) -> Tensor:
-        """The counter state after one step from state m [B, k] with input x [B, in]."""
-        if self.wiring.counter == "accumulator":
-            return m + self.counter_unit(x)
-        return self.counter_unit.step(x, m)
+    def _run_cores(
+        self, signals: dict[str, Tensor], episode_start: Tensor, state: tuple[Tensor, ...]
+    ) -> tuple[Tensor, ...]:
+        """Step the cores through the sequence; adds their outputs [T, B, ...] to `signals` and returns
+        the state after the last step (in `state_names` order).
+        """
+        self.describe_state(state)  # refuses a state of the wrong length
+        core_states, offset = {}, 0
+        for core in self.cores:
+            core_states[core] = state[offset : offset + len(core.state_names)]
+            offset += len(core.state_names)
+        if not self.cores:
+            return ()
+        keep_steps = (~episode_start.bool()).to(signals["encoder"].dtype).unsqueeze(-1).unbind(0)
+        prepared = {core: core.prepare(signals) for core in self.cores}
+        sequence_steps = {name: signals[name].unbind(0) for name in self._stepwise_sequence_signals}
+        outputs: dict[Core, list[Tensor]] = {core: [] for core in self.cores}
+        for t, keep in enumerate(keep_steps):
+            step_signals = {name: values[t] for name, values in sequence_steps.items()}
+            for core in self.step_order:
+                core_prepared = prepared[core]
+                output, core_states[core] = core.step(
+                    None if core_prepared is None else core_prepared[t], step_signals, core_states[core], keep
+                )
+                step_signals[core.signal] = output
+                outputs[core].append(output)
+        for core, core_outputs in outputs.items():
+            signals[core.signal] = torch.stack(core_outputs)
+        return tuple(tensor for core in self.cores for tensor in core_states[core])
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, observation_key={self.observation_key!r}"

@@ -1,9 +1,7 @@
 """The agents by their --agent name: each name is a core wiring (see `agents.model`), built by `make_agent`.
 
-The "Measured" lines quote a prototype's success rates (symbolic observations, trained on T in
-5..12, about 100 episodes per T; the plain LSTM: .41 at T = 14, 0 at 16). In it any LSTM-derived
-time signal on the actor's path broke extrapolation beyond the training range, while an
-accumulator fed only time-invariant inputs (stimulus, bias) held far beyond it.
+What each wiring measured is in docs/RESULTS.md (the wirings without a run of their own there: its
+section "The wirings of the prototype").
 """
 
 from __future__ import annotations
@@ -28,8 +26,6 @@ def lstm_wiring() -> Wiring:
 def nac_paper_wiring() -> Wiring:
     """The paper-literal NAC agent: LSTM(128) on [encoder, stimulus] and beside it a recurrent NAC
     n_t = NAC([h_t, stimulus, n_{t-1}]) (8 units); both heads linear on [h, n].
-
-    Measured: .82 at T = 14, 0 at 16: the LSTM does the timing, the NAC path adds little.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -43,8 +39,6 @@ def nac_paper_wiring() -> Wiring:
 def nac_paper_bias_wiring() -> Wiring:
     """As nac-paper, but the recurrent NAC reads only time-invariant inputs:
     n_t = NAC([stimulus, 1, n_{t-1}]).
-
-    Measured: .47 at T = 14, 0 at 16: the heads still lean on the LSTM.
     """
     return replace(nac_paper_wiring(), counter_inputs=_STIMULUS_AND_BIAS)
 
@@ -52,10 +46,8 @@ def nac_paper_bias_wiring() -> Wiring:
 def lstm_norm_wiring() -> Wiring:
     """The lstm baseline with its encoder features layer-normalised before the LSTM reads them.
 
-    At initialisation the pixel features reach the LSTM's gates 20 times weaker than the stimulus
-    does (pre-activation std 0.018 against 0.37), so the LSTM starts nearly blind to the image.
-    Measured on pixels (one seed, 6M steps): 0.20 on 5..12, against 0.01 for lstm; both far from
-    learning the training range in that budget.
+    It tests whether weak pixel features at initialisation slow the LSTM (docs/RESULTS.md, "The
+    LSTM on pixels, and the runs without normalisation").
     """
     return replace(lstm_wiring(), feature_norm=True)
 
@@ -66,8 +58,7 @@ def nac_critic_lstm_wiring() -> Wiring:
     m_t = m_{t-1} + NAC([stimulus, 1]) (8 units, identity recurrence so a count cannot decay);
     actor: MLP(128) on [encoder, m]; critic: linear on [h, m], the LSTM(128) reading
     [encoder, stimulus]. No LSTM signal reaches the policy, so the policy's timing stays on the
-    linear count. Measured: .98 at T = 14, 1.0 at 16, .98 at 20 and 25, .88 at 30, as good as
-    the NAC-only agent.
+    linear count.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -82,8 +73,6 @@ def nac_critic_lstm_wiring() -> Wiring:
 def nac_beside_lstm_wiring() -> Wiring:
     """LSTM(128) on [encoder, stimulus] beside a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]);
     both heads MLP(128) on [h, m].
-
-    Measured: .18 at T = 14, 0 at 16: the policy relies on the LSTM's own timing.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -97,18 +86,13 @@ def nac_beside_lstm_wiring() -> Wiring:
 
 
 def nac_beside_blind_lstm_wiring() -> Wiring:
-    """As nac-beside-lstm, with the stimulus hidden from the LSTM (it reads the encoder only).
-
-    Measured: .62 at T = 14, 0 at 16: the LSTM still counts elapsed steps.
-    """
+    """As nac-beside-lstm, with the stimulus hidden from the LSTM (it reads the encoder only)."""
     return replace(nac_beside_lstm_wiring(), lstm_inputs=("encoder",))
 
 
 def nac_lstm_feeds_wiring() -> Wiring:
     """The LSTM feeds the accumulator: m_t = m_{t-1} + NAC([h_t, stimulus, 1]); both heads MLP(128) on
     [encoder, m] only.
-
-    Measured: .46 at T = 14, 0 at 16: the LSTM writes its own nonlinear timing into the count.
     """
     return Wiring(
         lstm_inputs=_ENCODER_AND_STIMULUS,
@@ -126,7 +110,7 @@ def nac_lstm_reads_wiring() -> Wiring:
     [encoder, stimulus, m_t]; actor MLP(128) on [encoder, m], critic linear on [h, m].
 
     The critic-LSTM wiring with the count also given to the LSTM, so that the value can use the
-    exact count; the actor's path is unchanged. Not yet measured.
+    exact count; the actor's path is unchanged.
     """
     return replace(nac_critic_lstm_wiring(), lstm_inputs=("encoder", "stimulus", "count"))
 
@@ -138,28 +122,18 @@ def nac_scalar_count_wiring() -> Wiring:
     T = 40 it then meets pairs (T, t) never seen in training (t <= 12 there). One unit can hold only
     a * T + b * t, so solving the task pushes it towards a multiple of the time left, T - t, whose
     values at large T are the values it took in training.
-
-    Measured (one seed, 6M steps): it did not learn, 0.33 at T = 8 and 0 beyond 20.
     """
     return replace(nac_critic_lstm_wiring(), counter_size=1)
 
 
 def nau_scalar_count_wiring() -> Wiring:
-    """nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c.
-
-    Measured (5 seeds, 6M steps): 3 seeds learned the exact count +-(T - t - 1) and hold 0.86-1.00
-    at every T from 8 to 40 and at 50, 60, ..., 100; 2 seeds had their weights snapped by the
-    regulariser to [-1, -1] or [-1, 0], a count that cannot tell the time left, and stayed near 0.1
-    even on the training range.
-    """
+    """nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c."""
     return replace(nac_scalar_count_wiring(), unit="nau")
 
 
 def nac_ff_wiring() -> Wiring:
     """No LSTM: a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]) and MLP(128) actor and critic on
     [encoder, m]; the reference for how far a pure counter extrapolates.
-
-    Measured: .98 at T = 20, .95 at 25, .88 at 30, .74 at 40.
     """
     return Wiring(
         counter="accumulator",
@@ -174,8 +148,6 @@ def nac_ff_wiring() -> Wiring:
 def nac_recurrent_ff_wiring() -> Wiring:
     """No LSTM: a learned linear recurrence n_t = NAC([stimulus, 1, n_{t-1}]) and MLP(128) heads on
     [encoder, n]. The recurrence can decay, unlike the accumulator's identity.
-
-    Measured: .93 at T = 16, .72 at 20, 0 at 25.
     """
     return replace(nac_ff_wiring(), counter="recurrent")
 
@@ -184,20 +156,15 @@ def nac_wiring() -> Wiring:
     """The LSTM core augmented with a NAC, in the best measured wiring: nac-critic-lstm with its encoder
     features layer-normalised.
 
-    The normalisation guards the actor's MLP, which reads the encoder directly: in one of six pixel
-    runs of nac-critic-lstm the pixel features grew to 10, the logits to +75, and the policy
-    collapsed to one action for good. Measured on pixels (5 seeds, 6M steps): no collapse, and
-    every seed at >= 0.85 of the ceiling at every T from 5 to 40.
+    The normalisation keeps the scale of the features that the actor's MLP reads directly, which
+    guards the policy against collapsing to one action (docs/RESULTS.md, "The LSTM on pixels, and
+    the runs without normalisation").
     """
     return replace(nac_critic_lstm_wiring(), feature_norm=True)
 
 
 def nalu_wiring() -> Wiring:
-    """The `nac` wiring with a NALU (gated add / multiply, tied weights) as the counter's unit.
-
-    Measured (5 seeds, 6M steps): it did not learn (0.00-0.13 on 5..12). With the stimulus 0 after
-    the onset, the multiplicative path exp(W log(0 + eps)) adds a large constant every step.
-    """
+    """The `nac` wiring with a NALU (gated add / multiply, tied weights) as the counter's unit."""
     return replace(nac_wiring(), unit="nalu")
 
 

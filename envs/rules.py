@@ -49,7 +49,15 @@ def integer_argument(name: str, value: object) -> int:
 
 @dataclass(frozen=True)
 class TimeTrackConfig:
-    """The validated constructor arguments of TimeTrack (single and vector env alike)."""
+    """The validated keyword arguments of TimeTrack, the one argument list of the single and the vector env.
+
+    size: the grid's side in cells. delay_range: (low, high), T drawn uniformly from low..high.
+    max_delay: the largest T a reset may ask for (the stimulus space's bound). slack: steps after T
+    before an episode times out (None: 2 * (size - 1); validated into `timeout_slack`).
+    obs_mode, stimulus, reward_mode, render_mode: one of OBS_MODES, STIMULUS_MODES, REWARD_MODES,
+    RENDER_MODES (or None). cell_px: pixels per cell in "pixels" observations and frames.
+    Invalid values raise ValueError naming the argument; unknown names raise TypeError.
+    """
 
     size: int = 5
     delay_range: tuple[int, int] = (5, 12)

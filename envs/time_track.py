@@ -56,26 +56,15 @@ class TimeTrackEnv(gym.Env):
     `max(-1, 1 - |t - T| / 2)` (graded) or +-1 (exact); no arrival by T + slack ends it with -1
     (`terminated`, never `truncated`). `info` holds `delay`, `t`, `distance` and, on the last step,
     `outcome` (one of OUTCOMES). `reset(options={"delay": T})` fixes T for that episode.
+    The keyword arguments are the fields of `TimeTrackConfig` (size, delay_range, max_delay, slack,
+    obs_mode, stimulus, reward_mode, cell_px, render_mode), with its defaults and validation.
     """
 
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": RENDER_FPS}
 
-    def __init__(
-        self,
-        size: int = 5,
-        delay_range: tuple[int, int] = (5, 12),
-        max_delay: int = 1000,
-        slack: int | None = None,
-        obs_mode: str = "pixels",
-        stimulus: str = "onset",
-        reward_mode: str = "graded",
-        cell_px: int = 8,
-        render_mode: str | None = None,
-    ) -> None:
-        self.config = TimeTrackConfig(
-            size, delay_range, max_delay, slack, obs_mode, stimulus, reward_mode, cell_px, render_mode
-        )
-        self.render_mode = render_mode
+    def __init__(self, **options: Any) -> None:
+        self.config = TimeTrackConfig(**options)
+        self.render_mode = self.config.render_mode
         self.observation_space = observation_space(self.config)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._batch = EpisodeBatch(self.config, 1)
@@ -85,7 +74,7 @@ class TimeTrackEnv(gym.Env):
         self._uniforms_rng: np.random.Generator | None = None
         self._outcome = ""
         self._needs_reset = True
-        self._renderer = EpisodeRenderer(render_mode, self.config.size)
+        self._renderer = EpisodeRenderer(self.render_mode, self.config.size)
 
     def _next_uniforms(self) -> np.ndarray:
         rng = self.np_random

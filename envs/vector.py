@@ -33,6 +33,7 @@ class TimeTrackVectorEnv(VectorEnv):
     new episode there, ignores that env's action and returns its first observation with reward 0.
     Infos are arrays over envs: `delay`, `t`, `distance` always, `outcome` (str, "" where no episode
     ended), each with its `_key` mask. Rewards are float32. Rendering shows env 0.
+    The keyword arguments are those of `TimeTrackEnv`: the fields of `TimeTrackConfig`.
     """
 
     metadata = {
@@ -41,27 +42,13 @@ class TimeTrackVectorEnv(VectorEnv):
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
 
-    def __init__(
-        self,
-        num_envs: int,
-        size: int = 5,
-        delay_range: tuple[int, int] = (5, 12),
-        max_delay: int = 1000,
-        slack: int | None = None,
-        obs_mode: str = "pixels",
-        stimulus: str = "onset",
-        reward_mode: str = "graded",
-        cell_px: int = 8,
-        render_mode: str | None = None,
-    ) -> None:
+    def __init__(self, num_envs: int, **options: Any) -> None:
         num_envs = integer_argument("num_envs", num_envs)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs!r}")
-        self.config = TimeTrackConfig(
-            size, delay_range, max_delay, slack, obs_mode, stimulus, reward_mode, cell_px, render_mode
-        )
+        self.config = TimeTrackConfig(**options)
         self.num_envs = num_envs
-        self.render_mode = render_mode
+        self.render_mode = self.config.render_mode
         self.single_observation_space = observation_space(self.config)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -75,7 +62,7 @@ class TimeTrackVectorEnv(VectorEnv):
         self._all_envs = np.arange(num_envs)
         self._all_true = np.ones(num_envs, dtype=bool)
         self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
-        self._renderer = EpisodeRenderer(render_mode, self.config.size)
+        self._renderer = EpisodeRenderer(self.render_mode, self.config.size)
 
     def _next_uniforms(self, envs: np.ndarray) -> np.ndarray:
         """One row of uniforms per env in `envs`, from each env's own generator."""

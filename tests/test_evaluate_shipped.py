@@ -49,28 +49,21 @@ def test_agent_option_evaluates_the_shipped_checkpoint(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_built_wheel_holds_the_shipped_checkpoints(tmp_path):
+def test_the_built_wheel_holds_the_packages_and_the_shipped_checkpoints(tmp_path):
+    import shutil
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parent.parent
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            str(root),
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    source = tmp_path / "source"  # a copy, so that the build leaves nothing in the checkout
+    ignore = shutil.ignore_patterns(".git", ".venv", "runs", "build", "*.egg-info", "__pycache__")
+    shutil.copytree(root, source, ignore=ignore)
+    command = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation"]
+    build = subprocess.run([*command, "-w", str(tmp_path)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = tmp_path.glob("nalu_rl-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in SHIPPED:
         assert f"nalu_rl/checkpoints/{path.name}" in names
+    for module in ("nalu_rl/runtime/learner.py", "nalu_rl/units/nac.py", "agents/cores.py", "envs/rules.py"):
+        assert module in names

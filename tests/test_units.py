@@ -18,6 +18,7 @@ from nalu_rl import (
     sparsity_regularizer,
     total_regularizer,
 )
+from nalu_rl.units import ArithmeticUnit, ClampedUnit
 
 IN_FEATURES = 100
 SUBSET_A = slice(10, 30)  # a = sum of x[10:30]
@@ -240,3 +241,23 @@ def _nac_addition_relative_error(seed: int, steps: int = 300) -> float:
 def test_nac_trained_on_small_inputs_extrapolates_addition_to_inputs_100x_larger():
     errors = [_nac_addition_relative_error(seed) for seed in range(10)]
     assert sum(error < 1e-3 for error in errors) >= 9, errors
+
+
+@pytest.mark.parametrize(
+    ("name", "parameter_names"),
+    [("nac", ["W_hat", "M_hat"]), ("nalu", ["G", "nac.W_hat", "nac.M_hat"]), ("nau", ["W"]), ("nmu", ["W"])],
+)
+def test_every_unit_shares_the_base_and_keeps_its_checkpoint_parameter_names(
+    name: str, parameter_names: list[str]
+) -> None:
+    unit = make_unit(name, 3, 2)
+    assert isinstance(unit, ArithmeticUnit)
+    assert [parameter_name for parameter_name, _ in unit.named_parameters()] == parameter_names
+    assert all(parameter.shape == (2, 3) for parameter in unit.parameters())
+    assert unit.extra_repr().startswith("in_features=3, out_features=2")
+    regularizer = unit.regularizer()
+    assert regularizer.shape == ()
+    if isinstance(unit, ClampedUnit):
+        torch.testing.assert_close(regularizer, sparsity_regularizer(unit.weight))
+    else:
+        assert regularizer.item() == 0.0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from nalu_rl.units.base import ArithmeticUnit
+
 # The multiplicative path works in log space; its exponent is clamped to this magnitude so that m
 # stays finite (|m| <= e^30 ~ 1.07e13, whose square still fits in float32) for any finite input.
 DEFAULT_MAX_EXPONENT = 30.0
@@ -20,17 +22,13 @@ def nac_weight(w_hat: Tensor, m_hat: Tensor) -> Tensor:
     return torch.tanh(w_hat) * torch.sigmoid(m_hat)
 
 
-class NAC(nn.Module):
+class NAC(ArithmeticUnit):
     """Neural Accumulator: a bias-free linear layer whose weight is tanh(W_hat) * sigmoid(M_hat)."""
 
+    weight_names = ("W_hat", "M_hat")
+
     def __init__(self, in_features: int, out_features: int) -> None:
-        super().__init__()
-        if in_features < 1 or out_features < 1:
-            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
-        self.in_features = in_features
-        self.out_features = out_features
-        self.W_hat = nn.Parameter(torch.empty(out_features, in_features))
-        self.M_hat = nn.Parameter(torch.empty(out_features, in_features))
+        super().__init__(in_features, out_features)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -47,21 +45,16 @@ class NAC(nn.Module):
         """x [..., in] -> x @ W.T [..., out]."""
         return nn.functional.linear(x, self.weight)
 
-    def regularizer(self) -> Tensor:
-        """Zero: the NAC has no regulariser (kept for a uniform interface across units)."""
-        return self.W_hat.new_zeros(())
 
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
-
-
-class NALU(nn.Module):
+class NALU(ArithmeticUnit):
     """Neural Arithmetic Logic Unit: a learned gate between an additive and a multiplicative NAC path.
 
     Options: `eps` (added to |x| before the log), `tied_weights` (default True, as in the paper:
     one NAC weight serves both paths; False gives the multiplicative path its own NAC),
     `max_exponent` (clamp of the log-space output, keeps the multiplicative path finite).
     """
+
+    weight_names = ("G",)
 
     def __init__(
         self,
@@ -71,13 +64,11 @@ class NALU(nn.Module):
         tied_weights: bool = True,
         max_exponent: float = DEFAULT_MAX_EXPONENT,
     ) -> None:
-        super().__init__()
+        super().__init__(in_features, out_features)
         if eps <= 0:
             raise ValueError(f"eps must be > 0, got {eps}")
         if max_exponent <= 0:
             raise ValueError(f"max_exponent must be > 0, got {max_exponent}")
-        self.in_features = in_features
-        self.out_features = out_features
         self.eps = eps
         self.tied_weights = tied_weights
         self.max_exponent = max_exponent
@@ -85,7 +76,6 @@ class NALU(nn.Module):
         # With tied weights one W both adds (linear space) and multiplies (log space): the paper's
         # choice, which lets a single learned selection of inputs serve either operation.
         self.multiplicative_nac = None if tied_weights else NAC(in_features, out_features)
-        self.G = nn.Parameter(torch.empty(out_features, in_features))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -115,12 +105,5 @@ class NALU(nn.Module):
         g = self.gate(x)
         return g * self.nac(x) + (1 - g) * self.multiplicative_path(x)
 
-    def regularizer(self) -> Tensor:
-        """Zero: the NALU has no regulariser (kept for a uniform interface across units)."""
-        return self.G.new_zeros(())
-
-    def extra_repr(self) -> str:
-        return (
-            f"in_features={self.in_features}, out_features={self.out_features}, eps={self.eps}, "
-            f"tied_weights={self.tied_weights}, max_exponent={self.max_exponent}"
-        )
+    def extra_options(self) -> str:
+        return f"eps={self.eps}, tied_weights={self.tied_weights}, max_exponent={self.max_exponent}"

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.units import unit_class
+from nalu_rl.units.registry import unit_class
 
 
 class RecurrentUnit(nn.Module):

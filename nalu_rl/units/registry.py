@@ -7,8 +7,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.nac import NAC, NALU
-from nalu_rl.nau import NAU, NMU
+from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.nac import NAC, NALU
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit
 
 ARITHMETIC_UNITS: dict[str, type[nn.Module]] = {"nac": NAC, "nalu": NALU, "nau": NAU, "nmu": NMU}
 
@@ -33,11 +34,7 @@ def make_unit(
 
 def total_regularizer(model: nn.Module) -> Tensor:
     """The sum of `regularizer()` over every arithmetic unit inside `model` (0 when there is none)."""
-    terms = [
-        module.regularizer()
-        for module in model.modules()
-        if isinstance(module, tuple(ARITHMETIC_UNITS.values()))
-    ]
+    terms = [module.regularizer() for module in model.modules() if isinstance(module, ArithmeticUnit)]
     if not terms:
         parameter = next(model.parameters(), None)
         return torch.zeros((), device=None if parameter is None else parameter.device)
@@ -47,5 +44,5 @@ def total_regularizer(model: nn.Module) -> Tensor:
 def clamp_unit_weights_(model: nn.Module) -> None:
     """Put the raw weights of every NAU / NMU inside `model` back into range (after an optimiser step)."""
     for module in model.modules():
-        if isinstance(module, (NAU, NMU)):
+        if isinstance(module, ClampedUnit):
             module.clamp_weights_()

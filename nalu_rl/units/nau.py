@@ -14,8 +14,12 @@ outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import Tensor, nn
+
+from nalu_rl.units.base import ArithmeticUnit
 
 
 def sparsity_regularizer(weight: Tensor) -> Tensor:
@@ -31,16 +35,36 @@ def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> floa
     return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
 
 
-class NAU(nn.Module):
+class ClampedUnit(ArithmeticUnit):
+    """What the NAU and the NMU share: the weight is the raw parameter W clamped to `weight_range`,
+    and the sparsity regulariser pulls it towards discrete values.
+    """
+
+    weight_names = ("W",)
+    weight_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+
+    @torch.no_grad()
+    def clamp_weights_(self) -> None:
+        """Put the raw parameter back into `weight_range` in place (call after an optimiser step)."""
+        self.W.clamp_(*self.weight_range)
+
+    @property
+    def weight(self) -> Tensor:
+        """The weight used in the forward pass: W clamped to `weight_range`."""
+        return torch.clamp(self.W, *self.weight_range)
+
+    def regularizer(self) -> Tensor:
+        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
+        return sparsity_regularizer(self.weight)
+
+
+class NAU(ClampedUnit):
     """Neural Addition Unit: a bias-free linear layer with weights clamped to [-1, 1]."""
 
+    weight_range = (-1.0, 1.0)
+
     def __init__(self, in_features: int, out_features: int) -> None:
-        super().__init__()
-        if in_features < 1 or out_features < 1:
-            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
-        self.in_features = in_features
-        self.out_features = out_features
-        self.W = nn.Parameter(torch.empty(out_features, in_features))
+        super().__init__(in_features, out_features)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -48,38 +72,18 @@ class NAU(nn.Module):
         nn.init.xavier_uniform_(self.W)
         self.clamp_weights_()
 
-    @torch.no_grad()
-    def clamp_weights_(self) -> None:
-        """Put the raw parameter back into [-1, 1] in place (call after an optimiser step)."""
-        self.W.clamp_(-1.0, 1.0)
-
-    @property
-    def weight(self) -> Tensor:
-        """The weight used in the forward pass: W clamped to [-1, 1]."""
-        return torch.clamp(self.W, -1.0, 1.0)
-
     def forward(self, x: Tensor) -> Tensor:
         """x [..., in] -> x @ W.T [..., out]."""
         return nn.functional.linear(x, self.weight)
 
-    def regularizer(self) -> Tensor:
-        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
-        return sparsity_regularizer(self.weight)
 
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
-
-
-class NMU(nn.Module):
+class NMU(ClampedUnit):
     """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
 
+    weight_range = (0.0, 1.0)
+
     def __init__(self, in_features: int, out_features: int) -> None:
-        super().__init__()
-        if in_features < 1 or out_features < 1:
-            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
-        self.in_features = in_features
-        self.out_features = out_features
-        self.W = nn.Parameter(torch.empty(out_features, in_features))
+        super().__init__(in_features, out_features)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -88,25 +92,8 @@ class NMU(nn.Module):
         # (W = 1), so no input is excluded from the product before training has seen it.
         nn.init.uniform_(self.W, 0.25, 0.75)
 
-    @torch.no_grad()
-    def clamp_weights_(self) -> None:
-        """Put the raw parameter back into [0, 1] in place (call after an optimiser step)."""
-        self.W.clamp_(0.0, 1.0)
-
-    @property
-    def weight(self) -> Tensor:
-        """The weight used in the forward pass: W clamped to [0, 1]."""
-        return torch.clamp(self.W, 0.0, 1.0)
-
     def forward(self, x: Tensor) -> Tensor:
         """x [..., in] -> prod_i (W_ji x_i + 1 - W_ji) [..., out]."""
         weight = self.weight
         factors = x.unsqueeze(-2) * weight + (1 - weight)  # [..., out, in]
         return factors.prod(dim=-1)
-
-    def regularizer(self) -> Tensor:
-        """The sparsity regulariser of the weight (unscaled; multiply by `regularizer_scale`)."""
-        return sparsity_regularizer(self.weight)
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"

@@ -1,0 +1,203 @@
+"""The recurrent cores of the actor-critic model: each core owns its layers, its state and its step.
+
+A core reads named signals and produces one. The sequence signals ("encoder", "stimulus", "bias")
+are known for all T steps at once; the core signals ("lstm" = h_t, "count" = m_t) exist step by
+step. Per step t, with x_t the concat of a core's inputs:
+  LSTMCore:          (h_t, c_t) = LSTM(x_t; h_{t-1}, c_{t-1})        produces "lstm" = h_t
+  AccumulatorCore:   m_t = m_{t-1} + U(x_t)   (identity recurrence)   produces "count" = m_t
+  RecurrentUnitCore: m_t = U([x_t, m_{t-1}])  (learned recurrence)    produces "count" = m_t
+with U an arithmetic unit (NAC, NALU, NAU, NMU); no squashing on m. Where an episode starts, a core
+zeroes its own state before the step.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from nalu_rl.units import RecurrentUnit, make_unit
+
+SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
+CORE_SIGNALS = ("lstm", "count")
+
+
+class Core(nn.Module):
+    """A recurrent core: `inputs` names the signals it reads (in concat order), `signal` the one it produces.
+
+    prepare(sequence) does the work that needs no state for all T steps at once; step(...) then
+    advances the state by one step. The state is a tuple of [B, state_size] tensors named
+    `state_names`.
+    """
+
+    signal: str = ""
+
+    def __init__(self, inputs: tuple[str, ...], state_names: tuple[str, ...], state_size: int) -> None:
+        super().__init__()
+        unknown = [name for name in inputs if name not in SEQUENCE_SIGNALS + CORE_SIGNALS]
+        if unknown:
+            raise ValueError(f"unknown core inputs {unknown}; known: {SEQUENCE_SIGNALS + CORE_SIGNALS}")
+        self.inputs = inputs
+        self.state_names = state_names
+        self.state_size = state_size
+
+    @property
+    def reads_cores(self) -> tuple[str, ...]:
+        """The other cores' signals this core reads at each step."""
+        return tuple(name for name in self.inputs if name in CORE_SIGNALS)
+
+    @property
+    def stepwise_inputs(self) -> tuple[str, ...]:
+        """The signals `step` reads from its `signals` argument (the rest were used by `prepare`)."""
+        return self.reads_cores
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
+        """The zero state of `batch_size` episodes."""
+        return tuple(torch.zeros(batch_size, self.state_size, device=device) for _ in self.state_names)
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """Per-step precomputed inputs (T tensors) from the [T, B, ...] sequence signals, or None."""
+        return None
+
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """One step: this step's prepared input, the signals [B, ...] of `stepwise_inputs`, the state and
+        keep [B, 1] (0 where an episode starts, which zeroes the state first) -> (output, next state).
+        """
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return f"inputs={self.inputs}, signal={self.signal!r}, state_names={self.state_names}"
+
+
+class LSTMCore(Core):
+    """An LSTM cell run over the sequence; the input projection of all T steps is one matrix product.
+
+    The inputs from the sequence go through `lstm_input` before the time loop; only the hidden
+    state (`lstm_hidden`) and a "count" input (`lstm_count`) are projected inside it.
+    """
+
+    signal = "lstm"
+
+    def __init__(self, inputs: tuple[str, ...], input_widths: dict[str, int], hidden_size: int) -> None:
+        super().__init__(inputs, ("lstm_h", "lstm_c"), hidden_size)
+        if "lstm" in inputs:
+            raise ValueError("the LSTM core cannot read its own output")
+        self.sequence_inputs = tuple(name for name in inputs if name in SEQUENCE_SIGNALS)
+        sequence_width = sum(input_widths[name] for name in self.sequence_inputs)
+        self.lstm_input = nn.Linear(sequence_width, 4 * hidden_size) if sequence_width else None
+        self.lstm_hidden = nn.Linear(hidden_size, 4 * hidden_size, bias=self.lstm_input is None)
+        self.lstm_count = (
+            nn.Linear(input_widths["count"], 4 * hidden_size, bias=False) if "count" in inputs else None
+        )
+        bound = 1.0 / math.sqrt(hidden_size)
+        for layer in (self.lstm_input, self.lstm_hidden, self.lstm_count):
+            if layer is not None:
+                for parameter in layer.parameters():
+                    nn.init.uniform_(parameter, -bound, bound)
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """The gate pre-activations from the sequence inputs, one [B, 4 * hidden] tensor per step."""
+        if self.lstm_input is None:
+            return None
+        return self.lstm_input(torch.cat([sequence[name] for name in self.sequence_inputs], -1)).unbind(0)
+
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """(h_t, c_t) from (h_{t-1}, c_{t-1}); returns h_t and the state (h_t, c_t)."""
+        h, c = state[0] * keep, state[1] * keep
+        gates = self.lstm_hidden(h) if prepared is None else prepared + self.lstm_hidden(h)
+        if self.lstm_count is not None:
+            gates = gates + self.lstm_count(signals["count"])
+        input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
+        c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
+        h = torch.sigmoid(output_gate) * torch.tanh(c)
+        return h, (h, c)
+
+
+class CounterCore(Core):
+    """A counter: a state m [B, size] updated by an arithmetic unit; the state is named after the unit."""
+
+    signal = "count"
+
+    def __init__(self, unit: str, inputs: tuple[str, ...], size: int) -> None:
+        super().__init__(inputs, (unit,), size)
+        if "count" in inputs:
+            raise ValueError("a counter core reads its own state through its recurrence, not as an input")
+
+    @property
+    def stepwise_inputs(self) -> tuple[str, ...]:
+        """All its inputs when it reads another core (the concat is then built step by step), else none."""
+        return self.inputs if self.reads_cores else ()
+
+    def step_input(self, prepared: Tensor | None, signals: dict[str, Tensor]) -> Tensor:
+        """x_t: the prepared one, or the concat of this step's signals."""
+        if prepared is not None:
+            return prepared
+        return torch.cat([signals[name] for name in self.inputs], -1)
+
+
+class AccumulatorCore(CounterCore):
+    """m_t = m_{t-1} + U(x_t): an identity recurrence, so a count cannot decay.
+
+    When x_t depends on no other core, the increments U(x_t) of all T steps are one unit call.
+    """
+
+    def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
+        super().__init__(unit, inputs, size)
+        self.counter_unit = make_unit(unit, input_width, size)
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """The increments U(x_t), one [B, size] tensor per step, when x_t reads no core; else None."""
+        if self.reads_cores:
+            return None
+        return self.counter_unit(torch.cat([sequence[name] for name in self.inputs], -1)).unbind(0)
+
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """m_t = m_{t-1} + U(x_t), with `prepared` the increment when it was computed ahead."""
+        m = state[0] * keep
+        increment = prepared if prepared is not None else self.counter_unit(self.step_input(None, signals))
+        m = m + increment
+        return m, (m,)
+
+
+class RecurrentUnitCore(CounterCore):
+    """m_t = U([x_t, m_{t-1}]): a learned linear recurrence (with a NAC or NAU), which can decay."""
+
+    def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
+        super().__init__(unit, inputs, size)
+        self.counter_unit = RecurrentUnit(unit, input_width, size)
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """x_t, one [B, width] tensor per step, when it reads no core; else None."""
+        if self.reads_cores:
+            return None
+        return torch.cat([sequence[name] for name in self.inputs], -1).unbind(0)
+
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """m_t = U([x_t, m_{t-1}])."""
+        m = self.counter_unit.step(self.step_input(prepared, signals), state[0] * keep)
+        return m, (m,)

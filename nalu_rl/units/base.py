@@ -1,0 +1,54 @@
+"""What every arithmetic unit shares: raw weight matrices [out, in], their `extra_repr`, a regulariser.
+
+The regulariser is zero unless a unit defines one (the NAU and NMU's sparsity regulariser,
+`nalu_rl.units.nau.ClampedUnit`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+from torch import Tensor, nn
+
+
+class ArithmeticUnit(nn.Module):
+    """A bias-free layer [..., in] -> [..., out] built from raw weight matrices [out, in].
+
+    A subclass names its raw matrices in `weight_names` (created here, uninitialised), draws them in
+    its own `reset_parameters()`, which its constructor calls last, and defines `weight`, the
+    effective weight its forward pass uses.
+    """
+
+    weight_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"in_features and out_features must be >= 1, got {in_features}, {out_features}")
+        self.in_features = in_features
+        self.out_features = out_features
+        for name in self.weight_names:
+            self.register_parameter(name, nn.Parameter(torch.empty(out_features, in_features)))
+
+    def reset_parameters(self) -> None:
+        """Draw the raw weights afresh."""
+        raise NotImplementedError
+
+    @property
+    def weight(self) -> Tensor:
+        """The effective weight W [out, in] of the forward pass."""
+        raise NotImplementedError
+
+    def regularizer(self) -> Tensor:
+        """Zero: this unit has no regulariser (kept for a uniform interface across units)."""
+        return next(self.parameters()).new_zeros(())
+
+    def extra_options(self) -> str:
+        """The unit's options beyond its sizes, as "name=value, ..." for `extra_repr` ("" when none)."""
+        return ""
+
+    def extra_repr(self) -> str:
+        sizes = f"in_features={self.in_features}, out_features={self.out_features}"
+        options = self.extra_options()
+        return f"{sizes}, {options}" if options else sizes
