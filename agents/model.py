@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from agents.encoders import make_encoder
+from nalu_rl.precision import in_float32
 from nalu_rl.recurrent import RecurrentUnit
 from nalu_rl.units import make_unit, total_regularizer
 
@@ -235,7 +236,7 @@ class ActorCritic(nn.Module):
         features = self.encoder(obs[self.observation_key])
         if self.feature_norm is not None:
             features = self.feature_norm(features)
-        stimulus = obs["stimulus"].to(features.dtype)
+        stimulus = obs["stimulus"].float()  # precision: T stays exact (bf16 rounds integers past 256)
         inputs = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
         keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
         named_state = self.describe_state(state)
@@ -253,7 +254,7 @@ class ActorCritic(nn.Module):
             counter_x = torch.cat([inputs[name] for name in wiring.counter_inputs], -1)
             if wiring.counter == "accumulator":
                 # Its increments depend on no state: one unit call covers the whole sequence.
-                increments = self.counter_unit(counter_x)
+                increments = in_float32(self.counter_unit)(counter_x)  # precision: the unit in float32
 
         hs, ms = [], []
         keep_steps = keep.unbind(0)
@@ -291,6 +292,7 @@ class ActorCritic(nn.Module):
         next_state = {"lstm_h": h, "lstm_c": c, wiring.unit: m}
         return logits, value, tuple(next_state[name] for name in self.state_names)
 
+    @in_float32  # precision: the counter's unit and its accumulation in float32 under autocast
     def _counter_step(self, m: Tensor, x: Tensor) -> Tensor:
         """The counter state after one step from state m [B, k] with input x [B, in]."""
         if self.wiring.counter == "accumulator":

@@ -61,9 +61,12 @@ def compute_loss(
     """
     from agents.losses import actor_critic_loss, vtrace
     from nalu_rl.nau import regularizer_scale
+    from nalu_rl.precision import autocast
 
     length = batch.actions.shape[0]
-    logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
+    with autocast(config.precision, batch.actions.device):  # precision: the forward pass in bf16 if chosen
+        logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
+    logits, values = logits.float(), values.float()  # precision: loss, V-trace and log-probs in float32
     log_probs = torch.log_softmax(logits[:length].float(), dim=-1)
     target_log_probs = log_probs.gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
     discounts = config.gamma * (~batch.terminated).float()

@@ -20,6 +20,7 @@ from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint
 from nalu_rl.cli import CliError, run_cli
 from nalu_rl.config import Config, parse_config, validate
 from nalu_rl.monitor import Dashboard, EpisodeWindow
+from nalu_rl.precision import describe_choice
 from nalu_rl.rollout import RolloutBatch
 
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
@@ -317,6 +318,7 @@ def run_training(argv: Sequence[str] | None = None) -> TrainingRun:
     config, logdir, payload = _prepare(argv)
     config.save_json(logdir / "config.json")
     run = TrainingRun(config, logdir, payload)
+    print(describe_choice(config.precision, run.device), file=sys.stderr)  # precision: the choice and why
     torch.set_num_threads(learner_threads(config))
 
     def request_stop(signum: int, _frame: Any) -> None:
