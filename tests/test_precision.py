@@ -15,25 +15,27 @@ from nalu_rl import precision, train
 from nalu_rl.cli import run_cli
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+# Tests marked `cuda` need a CUDA device (scripts/device_check.sh runs `pytest -m cuda`); skipped without one.
 
 
 def count_after_steps(
     model: torch.nn.Module, precision_name: str, stimulus: float, steps: int
 ) -> torch.Tensor:
     """The counter state of `model` after `steps` steps of one episode whose onset shows `stimulus`,
-    played in unrolls of 20 as the learner sees them, under `precision_name`."""
+    played in unrolls of 20 as the learner sees them, under `precision_name`, on the model's device."""
     space = TimeTrackEnv(obs_mode="symbolic").observation_space
+    device = next(model.parameters()).device
     state = model.initial_state(2)
     unroll = 20
     with torch.no_grad():
         for start in range(0, steps, unroll):
-            grid = torch.zeros(unroll, 2, *space["grid"].shape, dtype=torch.uint8)
-            stimuli = torch.zeros(unroll, 2, 1)
-            episode_start = torch.zeros(unroll, 2, dtype=torch.bool)
+            grid = torch.zeros(unroll, 2, *space["grid"].shape, dtype=torch.uint8, device=device)
+            stimuli = torch.zeros(unroll, 2, 1, device=device)
+            episode_start = torch.zeros(unroll, 2, dtype=torch.bool, device=device)
             if start == 0:
                 stimuli[0] = stimulus
                 episode_start[0] = True
-            with precision.autocast(precision_name, "cpu"):
+            with precision.autocast(precision_name, device):
                 _, _, state = model({"grid": grid, "stimulus": stimuli}, episode_start, state)
     for part in state:
         assert part.dtype == torch.float32  # the state carried between unrolls stays float32
@@ -48,6 +50,44 @@ def test_bf16_count_after_1000_steps_equals_the_float32_count_exactly(agent: str
     float32_count = count_after_steps(model, "fp32", 1001.0, 1000)
     bf16_count = count_after_steps(model, "bf16", 1001.0, 1000)
     assert torch.equal(bf16_count, float32_count)
+
+
+@pytest.mark.parametrize("agent", ["nac", "nau-scalar-count"])
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_bf16_count_on_cuda_equals_the_float32_count_exactly(agent: str) -> None:
+    torch.manual_seed(0)
+    model = make_agent(agent, TimeTrackEnv(obs_mode="symbolic").observation_space).eval().cuda()
+    float32_count = count_after_steps(model, "fp32", 1001.0, 1000)
+    bf16_count = count_after_steps(model, "bf16", 1001.0, 1000)
+    assert torch.equal(bf16_count, float32_count)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_auto_picks_bf16_on_a_cuda_device_that_supports_it() -> None:
+    expected = "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    assert precision.resolve_precision("auto", "cuda")[0] == expected
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_bf16_learner_update_on_cuda_is_finite_and_keeps_float32_weights() -> None:
+    from nalu_rl.actor import Actor
+    from nalu_rl.config import Config
+    from nalu_rl.learner import Learner
+    from nalu_rl.rollout import RolloutBuffers
+
+    config = Config(agent="nac", obs="pixels", envs_per_actor=16, unroll_length=20, precision="bf16")
+    space = TimeTrackEnv(**config.env_kwargs()).observation_space
+    acting = make_agent("nac", space).eval()
+    buffers = RolloutBuffers(space, acting.initial_state(16), 20, 16, 1, shared=False)
+    Actor(config, acting, 16, seed=0).unroll(buffers.slot(0))
+    model = make_agent("nac", space).cuda()
+    learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
+    metrics = learner.update(buffers.batch([0], pin_memory=True).to("cuda"))
+    assert metrics is not None and torch.isfinite(torch.tensor(metrics["loss/total"]))
+    assert all(value.dtype == torch.float32 for value in model.state_dict().values())
 
 
 def test_bf16_exact_count_ends_at_the_time_left() -> None:
