@@ -7,7 +7,8 @@ step. Per step t, with x_t the concat of a core's inputs:
   AccumulatorCore:   m_t = m_{t-1} + U(x_t)   (identity recurrence)   produces "count" = m_t
   RecurrentUnitCore: m_t = U([x_t, m_{t-1}])  (learned recurrence)    produces "count" = m_t
 with U an arithmetic unit (NAC, NALU, NAU, NMU); no squashing on m. Where an episode starts, a core
-zeroes its own state before the step.
+zeroes its own state before the step. The counter cores compute in float32 even under a bfloat16
+autocast, so that the count stays exact (bfloat16 holds integers exactly only up to 256).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.units import RecurrentUnit, make_unit
+from nalu_rl.units import RecurrentUnit, make_unit, run_in_float32
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
 CORE_SIGNALS = ("lstm", "count")
@@ -158,12 +159,14 @@ class AccumulatorCore(CounterCore):
         super().__init__(unit, inputs, size)
         self.counter_unit = make_unit(unit, input_width, size)
 
+    @run_in_float32
     def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
         """The increments U(x_t), one [B, size] tensor per step, when x_t reads no core; else None."""
         if self.reads_cores:
             return None
         return self.counter_unit(torch.cat([sequence[name] for name in self.inputs], -1)).unbind(0)
 
+    @run_in_float32
     def step(
         self,
         prepared: Tensor | None,
@@ -191,6 +194,7 @@ class RecurrentUnitCore(CounterCore):
             return None
         return torch.cat([sequence[name] for name in self.inputs], -1).unbind(0)
 
+    @run_in_float32
     def step(
         self,
         prepared: Tensor | None,

@@ -225,7 +225,7 @@ class ActorCritic(nn.Module):
         features = self.encoder(obs[self.observation_key])
         if self.feature_norm is not None:
             features = self.feature_norm(features)
-        stimulus = obs["stimulus"].to(features.dtype)
+        stimulus = obs["stimulus"].float()  # exact: bfloat16 features would round a T above 256
         signals = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
         next_state = self._run_cores(signals, episode_start, state)
         actor_signals = signals

@@ -49,6 +49,13 @@ class Config:
     device: str = _option(
         "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
     )
+    precision: str = _option(
+        "auto",
+        "numeric precision of the learner and the actors' acting: bf16 runs the layers under bfloat16 "
+        "autocast (the counter, its state, the loss and the weights stay float32); auto: bf16 where the "
+        "device computes it natively (CUDA with bf16, a CPU with AMX or AVX-512 BF16), else fp32",
+        choices=("auto", "fp32", "bf16"),
+    )
     learner_threads: int = _option(
         0,
         "torch threads of the learner (0: every core with synchronous actors, which wait while it "
@@ -108,6 +115,7 @@ class Config:
         values = dataclasses.asdict(self)
         values["delay_range"] = list(self.delay_range)
         values["env"] = self.env_kwargs()
+        values["resolved_precision"], values["precision_reason"] = self.resolved_precision()
         return values
 
     @classmethod
@@ -130,6 +138,12 @@ class Config:
         if self.device == "auto":
             return "cuda" if torch.cuda.is_available() else "cpu"
         return self.device
+
+    def resolved_precision(self) -> tuple[str, str]:
+        """The learner's precision ("fp32" or "bf16") on its device, and why (`auto` resolved)."""
+        from nalu_rl.precision import resolve_precision
+
+        return resolve_precision(self.precision, self.resolved_device())
 
     def default_logdir(self) -> str:
         """runs/<agent>-<obs>-<seed>-<time>."""

@@ -5,12 +5,14 @@ both observation modes, with their ratio; learner-only samples/s; optionally tim
     python scripts/bench_train.py --time-to-target      # also train on 5..12 until 90% of the ceiling
     python scripts/bench_train.py --device cuda --actors 16 --modes pixels   # a GPU box
     python scripts/bench_train.py --compare REV worktree  # speed of the code at git REV vs now
+    python scripts/bench_train.py --compare worktree --precisions fp32 bf16   # precisions, in turns
     python scripts/bench_train.py --synchrony --agent lstm --modes pixels   # lag 0 vs actors ahead
 
 SPS is measured from the first trained batch to the end of the run (process start-up excluded).
 With --compare, each revision (a git revision of the repository, or "worktree" for the files as
 they are now) runs in its own subprocesses, the revisions taking turns round after round, so that
-a change of load on a shared machine hits them alike; ratios are to the first revision.
+a change of load on a shared machine hits them alike; ratios are to the first revision. With
+--precisions, every revision runs at each `--precision` in turn; ratios are to the first pair.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def training_run(argv: list[str]) -> Any:
 
 
 def learner_samples_per_second(
-    agent: str, obs: str, device: str, envs: int, unroll: int, updates: int
+    agent: str, obs: str, device: str, envs: int, unroll: int, updates: int, precision: str | None = None
 ) -> float:
     """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
     from envs import TimeTrackVectorEnv
@@ -55,7 +57,9 @@ def learner_samples_per_second(
     from nalu_rl.config import Config
 
     retain_freed_memory()  # as the learner runtime does
-    config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll)
+    # Without `precision` the code's default applies (revisions older than --precision lack it).
+    chosen = {} if precision is None else {"precision": precision}
+    config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll, **chosen)
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
     from agents import make_agent
 
@@ -132,10 +136,18 @@ def compare_synchrony(arguments: argparse.Namespace) -> None:
             print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
 
 
-def measure_in_subprocess(tree: str, measure: str, obs: str, arguments: argparse.Namespace) -> float:
-    """Run this script's `--measure` on the packages of `tree`; the figure it prints."""
+def precision_options(precision: str | None) -> list[str]:
+    """The training option that sets `precision`; none for the code's default."""
+    return [] if precision is None else ["--precision", precision]
+
+
+def measure_in_subprocess(
+    tree: str, measure: str, obs: str, arguments: argparse.Namespace, precision: str | None = None
+) -> float:
+    """Run this script's `--measure` on the packages of `tree` (at `precision`); the figure it prints."""
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", measure, "--modes", obs]
-    command += ["--agent", arguments.agent, "--actors", str(arguments.actors)]
+    command += ["--agent", arguments.agent, "--actors", str(arguments.actors), "--device", arguments.device]
+    command += precision_options(precision)
     command += [
         "--envs-per-actor",
         str(arguments.envs_per_actor),
@@ -152,25 +164,38 @@ def compare_revisions(arguments: argparse.Namespace) -> None:
     """Learner-only samples/s and learner-runtime SPS of each revision, in turns; ratios to the first."""
     folder = tempfile.mkdtemp(prefix="bench_train-compare-")
     trees = {revision: source_tree(revision, folder) for revision in arguments.compare}
+    precisions = arguments.precisions or [None]
+    # Each contender is a revision at a precision, named "REV" or "REV PRECISION".
+    contenders = {
+        f"{revision} {precision}" if precision else revision: (tree, precision)
+        for revision, tree in trees.items()
+        for precision in precisions
+    }
     measures = ["learner-only"] + ([] if arguments.skip_runtime else ["runtime"])
     figures = {
-        (obs, measure, revision): [] for obs in arguments.modes for measure in measures for revision in trees
+        (obs, measure, revision): []
+        for obs in arguments.modes
+        for measure in measures
+        for revision in contenders
     }
     for round_index in range(arguments.rounds):
         for obs in arguments.modes:
             for measure in measures:
-                for revision, tree in trees.items():
-                    figure = measure_in_subprocess(tree, measure, obs, arguments)
+                for revision, (tree, precision) in contenders.items():
+                    figure = measure_in_subprocess(tree, measure, obs, arguments, precision)
                     figures[obs, measure, revision].append(figure)
                     print(f"round {round_index + 1} {obs} {measure} {revision}: {figure:,.0f}", flush=True)
     print()
-    first = arguments.compare[0]
-    print(f"agent {arguments.agent}, {arguments.rounds} rounds, median of the rounds, ratio to {first}")
+    first = next(iter(contenders))
+    print(
+        f"agent {arguments.agent}, device {arguments.device}, {arguments.actors} actors, "
+        f"{arguments.rounds} rounds, median of the rounds, ratio to {first}"
+    )
     print("| obs | measure | revision | median | ratio | per-round ratios |")
     print("|---|---|---|---|---|---|")
     for obs in arguments.modes:
         for measure in measures:
-            for revision in trees:
+            for revision in contenders:
                 values = figures[obs, measure, revision]
                 ratios = [
                     value / base for value, base in zip(values, figures[obs, measure, first], strict=True)
@@ -199,6 +224,15 @@ def main() -> None:
         "--compare", nargs="+", metavar="REV", help="git revisions (or 'worktree') to compare, in turns"
     )
     parser.add_argument("--rounds", type=int, default=3, help="--compare: rounds of turns")
+    parser.add_argument(
+        "--precision", choices=("auto", "fp32", "bf16"), help="training --precision (default: the code's)"
+    )
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=("auto", "fp32", "bf16"),
+        help="--compare: run every revision at each of these precisions, in turns",
+    )
     parser.add_argument("--updates", type=int, default=10, help="learner updates timed for learner-only")
     parser.add_argument("--skip-runtime", action="store_true", help="--compare: learner-only figures only")
     parser.add_argument(
@@ -214,7 +248,7 @@ def main() -> None:
         if arguments.measure == "learner-only":
             envs = arguments.envs_per_actor * arguments.batch_unrolls
             figure = learner_samples_per_second(
-                arguments.agent, obs, arguments.device, envs, 20, arguments.updates
+                arguments.agent, obs, arguments.device, envs, 20, arguments.updates, arguments.precision
             )
         else:
             folder = tempfile.mkdtemp(prefix="bench_train-")
@@ -228,6 +262,7 @@ def main() -> None:
                     str(arguments.batch_unrolls),
                 ]
                 + ["--total-steps", str(arguments.learner_steps), "--device", arguments.device]
+                + precision_options(arguments.precision)
             )
             figure = run.steady_steps_per_second()
         print(figure)
@@ -253,6 +288,7 @@ def main() -> None:
                 str(arguments.batch_unrolls),
             ]
             + ["--total-steps", str(arguments.learner_steps)]
+            + precision_options(arguments.precision)
         )
         learner_sps = learner_run.steady_steps_per_second()
         hogwild_sps = float("nan")
@@ -262,8 +298,9 @@ def main() -> None:
                 + ["--total-steps", str(arguments.hogwild_steps)]
             )
             hogwild_sps = hogwild_run.steady_steps_per_second()
+        envs = arguments.envs_per_actor * arguments.batch_unrolls
         only = learner_samples_per_second(
-            arguments.agent, obs, arguments.device, arguments.envs_per_actor * arguments.batch_unrolls, 20, 10
+            arguments.agent, obs, arguments.device, envs, 20, 10, arguments.precision
         )
         rows.append((obs, learner_sps, hogwild_sps, learner_sps / hogwild_sps, only))
         print(f"{obs}: learner {learner_sps:,.0f} SPS, hogwild {hogwild_sps:,.0f} SPS", flush=True)

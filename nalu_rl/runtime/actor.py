@@ -15,6 +15,7 @@ import gymnasium
 import numpy as np
 import torch
 
+from nalu_rl.precision import autocast
 from nalu_rl.runtime.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
 from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
 
@@ -53,6 +54,7 @@ class Actor:
         from envs import OUTCOMES
 
         self.model = model
+        self.precision = config.precision  # of the acting forward pass, resolved for the CPU
         self.unroll_length = config.unroll_length
         self.env = make_vector_env(config, num_envs)
         observation, _ = self.env.reset(seed=seed)
@@ -75,7 +77,10 @@ class Actor:
                 slot[f"obs.{key}"][t].copy_(value)
             slot["episode_start"][t].copy_(self.episode_start)
             step_observation = {key: value.unsqueeze(0) for key, value in self.observation.items()}
-            logits, _, self.state = self.model(step_observation, self.episode_start.unsqueeze(0), self.state)
+            with autocast(self.precision, "cpu"):
+                logits, _, self.state = self.model(
+                    step_observation, self.episode_start.unsqueeze(0), self.state
+                )
             log_probs = torch.log_softmax(logits[0].float(), dim=-1)
             actions = torch.multinomial(log_probs.exp(), 1, generator=self.generator).squeeze(1)
             slot["actions"][t].copy_(actions)

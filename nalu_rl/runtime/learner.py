@@ -20,6 +20,7 @@ import torch
 
 from agents.losses import actor_critic_loss, vtrace
 from nalu_rl import regularizer_scale
+from nalu_rl.precision import autocast
 from nalu_rl.runtime.actor import Actor, actor_process, build_policy, environment_spaces
 from nalu_rl.runtime.rollout import RolloutBatch, RolloutBuffers, WeightStore
 from nalu_rl.runtime.run import TrainingRun
@@ -37,7 +38,10 @@ def compute_loss(
     with the weight `regularizer_scale` gives it after `steps` environment steps.
     """
     length = batch.actions.shape[0]
-    logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
+    with autocast(config.precision, batch.actions.device):
+        logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
+    # The loss, V-trace targets, values and log-probabilities in float32 whatever the precision.
+    logits, values = logits.float(), values.float()
     log_probs = torch.log_softmax(logits[:length].float(), dim=-1)
     target_log_probs = log_probs.gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
     discounts = config.gamma * (~batch.terminated).float()

@@ -8,6 +8,7 @@ import sys
 import torch
 
 from nalu_rl.config import Config
+from nalu_rl.precision import describe_choice
 from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
@@ -36,6 +37,7 @@ def train(run: TrainingRun) -> TrainingRun:
     """
     config = run.config
     torch.set_num_threads(learner_threads(config))
+    print(describe_choice(config.precision, run.device), file=sys.stderr)
     if run.start_steps:
         print(
             f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr

@@ -1,6 +1,7 @@
 """The arithmetic units (NAC, NALU, NAU, NMU), the recurrent cell made of one, and their registry by name.
 
-base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser of every unit
+base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser of every unit;
+              run_in_float32, for what must stay exact under reduced precision
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, sparsity_regularizer,
               regularizer_scale
@@ -8,7 +9,7 @@ recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer, clamp_unit_weights_
 """
 
-from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.base import ArithmeticUnit, run_in_float32
 from nalu_rl.units.nac import NAC, NALU, nac_weight
 from nalu_rl.units.nau import NAU, NMU, ClampedUnit, regularizer_scale, sparsity_regularizer
 from nalu_rl.units.recurrent import RecurrentUnit
@@ -33,6 +34,7 @@ __all__ = [
     "make_unit",
     "nac_weight",
     "regularizer_scale",
+    "run_in_float32",
     "sparsity_regularizer",
     "total_regularizer",
     "unit_class",

@@ -6,10 +6,14 @@ The regulariser is zero unless a unit defines one (the NAU and NMU's sparsity re
 
 from __future__ import annotations
 
-from typing import ClassVar
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import torch
 from torch import Tensor, nn
+
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 
 class ArithmeticUnit(nn.Module):
@@ -52,3 +56,30 @@ class ArithmeticUnit(nn.Module):
         sizes = f"in_features={self.in_features}, out_features={self.out_features}"
         options = self.extra_options()
         return f"{sizes}, {options}" if options else sizes
+
+
+def _as_float32(value: Any) -> Any:
+    """`value` with its floating-point tensors (also inside tuples, lists and dicts) in float32."""
+    if isinstance(value, torch.Tensor):
+        return value.float() if value.is_floating_point() and value.dtype != torch.float32 else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_as_float32(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _as_float32(item) for key, item in value.items()}
+    return value
+
+
+def run_in_float32(function: Function) -> Function:
+    """`function` computed in float32 whatever the autocast around it: autocast off inside, and its
+    floating-point tensor arguments cast to float32. For what must stay exact under a reduced
+    precision: an arithmetic unit and the count it accumulates (bfloat16 holds integers exactly
+    only up to 256)."""
+
+    @functools.wraps(function)
+    def in_float32(*args: Any, **kwargs: Any) -> Any:
+        if not torch.is_autocast_enabled("cpu") and not torch.is_autocast_enabled("cuda"):
+            return function(*args, **kwargs)
+        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
+            return function(*_as_float32(args), **_as_float32(kwargs))
+
+    return in_float32  # type: ignore[return-value]

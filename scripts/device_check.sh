@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The GPU check, prepared once: on a CUDA machine, install what is missing, run the tests that need
+# CUDA, then measure the learner runtime (16 actors, pixels) in fp32 and bf16 and print one table.
+# Every step runs under `timeout`; the whole check ends within 8 minutes.
+#
+#   bash scripts/device_check.sh            # run it (from the repository root or anywhere)
+#   bash scripts/device_check.sh --dry-run  # print the plan, one command a line, and run nothing
+set -euo pipefail
+
+DRY_RUN=0
+case "${1:-}" in
+  "") ;;
+  --dry-run) DRY_RUN=1 ;;
+  *) echo "error: unknown option ${1}; use --dry-run or nothing" >&2; exit 2 ;;
+esac
+
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's code, installed or not
+PYTHON="${PYTHON:-python}"
+
+# Seconds per step: 120 + 60 + 280 = 460 s, under the 8-minute limit with start-up to spare.
+INSTALL_S=120
+TESTS_S=60
+BENCH_S=280
+
+CHECK_DEPENDENCIES="import torch, gymnasium, tensorboard, tqdm, pytest"
+CHECK_CUDA="import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"
+INSTALL=(timeout "$INSTALL_S" "$PYTHON" -m pip install -e ".[test]")
+TESTS=(timeout "$TESTS_S" "$PYTHON" -m pytest -m cuda tests/test_precision.py -rs)
+# One table: learner-only samples/s and learner-runtime SPS, fp32 and bf16 taking turns.
+BENCH=(timeout "$BENCH_S" "$PYTHON" scripts/bench_train.py --device cuda --actors 16 --modes pixels
+       --compare worktree --precisions fp32 bf16 --rounds 1 --learner-steps 2000000 --updates 20)
+
+if [[ "$DRY_RUN" == 1 ]]; then
+  echo "# plan of scripts/device_check.sh (nothing is run)"
+  echo "$PYTHON -c '$CHECK_DEPENDENCIES' || ${INSTALL[*]}"
+  echo "$PYTHON -c '$CHECK_CUDA'  # else stop: no CUDA device"
+  echo "${TESTS[*]}"
+  echo "${BENCH[*]}"
+  exit 0
+fi
+
+started=$SECONDS
+if ! "$PYTHON" -c "$CHECK_DEPENDENCIES" 2>/dev/null; then
+  echo "== installing: ${INSTALL[*]}"
+  "${INSTALL[@]}"
+fi
+if ! "$PYTHON" -c "$CHECK_CUDA"; then
+  echo "error: torch sees no CUDA device ($("$PYTHON" -c 'import torch; print(torch.__version__)'))" >&2
+  exit 1
+fi
+"$PYTHON" -c "import torch; print('==', torch.__version__, torch.cuda.get_device_name(), 'bf16:', torch.cuda.is_bf16_supported())"
+echo "== CUDA tests: ${TESTS[*]}"
+tests_status=0
+"${TESTS[@]}" || tests_status=$?  # the benchmark still runs; the exit code tells
+echo "== benchmark: ${BENCH[*]}"
+"${BENCH[@]}"
+echo "== device check done in $((SECONDS - started)) s (CUDA tests exit code $tests_status)"
+exit "$tests_status"
