@@ -47,7 +47,7 @@ TRAIN_PID_FILE = "train.pid"  # "<host> <pid>" of the running train process
 SWEEP_FILE = "sweep.json"  # the sweep's grid and options, read back by --resume
 
 # A trial reports to Tune at most this often; a stop request waits for the report in progress.
-REPORT_INTERVAL_S = 2.0
+REPORT_INTERVAL_S = 1.0
 # After SIGINT a train process has this long to save its checkpoint and exit before SIGKILL.
 STOP_GRACE_S = 6.0
 # The terminal gets a progress line at least this often while nothing changes.
@@ -58,11 +58,15 @@ ADDRESS_PROBE_TIMEOUT_S = 10.0
 # The last line of a train run: "<stop reason>; <steps> steps in <seconds> s, ...".
 TRAIN_SUMMARY_LINE = re.compile(r"^(?P<reason>[^;\n]+); (?P<steps>[\d,]+) steps in ", re.MULTILINE)
 
-# The first program of a trial's child: make the kernel send SIGINT to train when the trial's
-# process dies (so a killed trial leaves no orphan; train saves its checkpoint on SIGINT), then
-# become `python -m nalu_rl.train`. Linux only; elsewhere it only execs.
+# The first program of a trial's child. Ray's processes block SIGINT, and a blocked or ignored
+# signal stays so across exec: unblock it, so that train can save its checkpoint on SIGINT. Then,
+# on Linux, have the kernel send SIGINT to train when the trial's process dies (no orphan is left),
+# and become `python -m nalu_rl.train`.
 _LAUNCH_TRAIN = """\
 import ctypes, os, signal, sys
+for stop_signal in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(stop_signal, signal.SIG_DFL)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 if sys.platform.startswith("linux"):
     ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGINT))  # PR_SET_PDEATHSIG
     if os.getppid() != int(sys.argv[1]):  # the trial died before the line above
@@ -858,7 +862,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stop_requests.append(signum)
                 print(
                     f"stopping: {signal.Signals(signum).name} received; every trial saves its checkpoint "
-                    "(again to stop at once)",
+                    "(send it again to stop at once)",
                     file=sys.stderr,
                     flush=True,
                 )
