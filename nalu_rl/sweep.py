@@ -135,13 +135,18 @@ def check_train_options(
     unknown = [agent for agent in agents if agent not in AGENT_NAMES]
     if unknown:
         raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(AGENT_NAMES)}")
+    try:
+        owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
+    except (CliError, ValueError) as error:
+        raise CliError(f"train option rejected: {error}") from None
+    if owned == ["obs"]:
+        raise CliError("--obs is an option of the sweep: give it before --")
+    if owned:
+        flag = "--" + owned[0].replace("_", "-")
+        raise CliError(f"{flag} is set by the sweep for each trial; remove it from the train options")
     configs = []
     for agent in agents:
         try:
-            owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
-            if owned:
-                flag = "--" + owned[0].replace("_", "-")
-                raise CliError(f"{flag} is set by the sweep for each trial; remove it from the train options")
             config, _ = parse_config(["--agent", agent, "--obs", obs, *train_options])
             if on_cluster and config.device == "cuda":
                 validate(dataclasses.replace(config, device="auto"))
@@ -169,10 +174,10 @@ def learner_threads_for_share(config: Config, cpus: int) -> int:
 def train_arguments(spec: TrialSpec, resume: bool) -> list[str]:
     """The `nalu_rl.train` command-line arguments of a trial: a fresh run, or `--resume` of its folder."""
     if resume:
-        head = ["--resume", spec.folder, "--no-progress"]
+        head = ["--resume", spec.folder]
     else:
         head = ["--agent", spec.agent, "--obs", spec.obs, "--seed", str(spec.seed), "--logdir", spec.folder]
-        head.append("--no-progress")
+    head.append("--no-progress")  # the output goes to train.log
     if spec.learner_threads:
         head += ["--learner-threads", str(spec.learner_threads)]
     return head + list(spec.train_options)
@@ -288,7 +293,6 @@ class TrainProcess:
         self.process: subprocess.Popen | None = None
         self.log_file: Any = None
         self.log_offset = 0
-        self.stop_requested = False
         self.progress = TrainingProgress(spec.folder)
         self.resumed_from_steps: int | None = None
         self.final_metrics: dict[str, Any] | None = None
@@ -308,8 +312,9 @@ class TrainProcess:
         stop_leftover_train(self.folder)  # a train process of a trial that died may still be saving
         self.folder.mkdir(exist_ok=True)
         (self.folder / TRIAL_STATUS_FILE).unlink(missing_ok=True)
-        self.resumed_from_steps = checkpoint_steps(self.folder)
-        arguments = train_arguments(self.spec, resume=self.resumed_from_steps is not None)
+        resume = (self.folder / "checkpoint.pt").exists()  # an unreadable one is train's to report
+        self.resumed_from_steps = checkpoint_steps(self.folder) if resume else None
+        arguments = train_arguments(self.spec, resume=resume)
         environment = dict(os.environ)
         if self.spec.python_path:
             environment["PYTHONPATH"] = os.pathsep.join(
@@ -399,14 +404,18 @@ class TrainProcess:
         self.close_log()
         if steps is not None:
             metrics["steps"] = steps
-        self.final_metrics = {**metrics, "state": status["status"], "done": True}
+        self.final_metrics = {
+            **metrics,
+            "state": status["status"],
+            "error": status.get("error", ""),
+            "done": True,
+        }
         return self.final_metrics
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Stop train if it runs: SIGINT to its process group (train saves its checkpoint), then
         SIGKILL after `grace_s`."""
         if self.process is not None and self.process.poll() is None:
-            self.stop_requested = True
             for sig in (signal.SIGINT, signal.SIGKILL):
                 with contextlib.suppress(OSError):
                     os.killpg(self.process.pid, sig)
@@ -449,7 +458,13 @@ def _make_trainable(tune: Any) -> type:
 
         def step(self) -> dict[str, Any]:
             if self.setup_error is not None:
-                return {"steps": 0, "success_rate": math.nan, "state": "failed", "done": True}
+                return {
+                    "steps": 0,
+                    "success_rate": math.nan,
+                    "state": "failed",
+                    "error": self.setup_error,
+                    "done": True,
+                }
             return self.train.watch(REPORT_INTERVAL_S)
 
         def cleanup(self) -> None:
@@ -477,6 +492,7 @@ class SweepProgress:
         self.state = {spec.name: "waiting" for spec in specs}
         self.success = {spec.name: math.nan for spec in specs}
         self.steps = {spec.name: 0 for spec in specs}
+        self.errors: dict[str, str] = {}
         self.last_line_time = 0.0
         for spec in specs:
             status = read_trial_status(spec.folder)
@@ -518,6 +534,8 @@ class SweepProgress:
                 self.success[name] = float(result["success_rate"])
             if isinstance(result.get("steps"), int | float):
                 self.steps[name] = int(result["steps"])
+            if result.get("error"):
+                self.errors[name] = str(result["error"])
             if result.get("state") in ("finished", "failed") and result["state"] != self.state[name]:
                 self.state[name], changed = result["state"], True
         self.show(force=changed)
@@ -529,6 +547,9 @@ def _make_callback(tune: Any, progress: SweepProgress) -> Any:
     def trial_name(trial: Any) -> str:
         return TrialSpec.from_json(trial.config["trial"]).name
 
+    def how_it_ended(trial: Any) -> str:
+        return last_exit_description(TrialSpec.from_json(trial.config["trial"]).folder)
+
     class ProgressCallback(tune.Callback):
         def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
             progress.update(trial_name(trial), state="running")
@@ -539,26 +560,22 @@ def _make_callback(tune: Any, progress: SweepProgress) -> Any:
             progress.update(trial_name(trial), result=result)
 
         def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            progress.print_line(f"retrying {trial_name(trial)}: {_last_error_line(trial)}")
+            progress.print_line(f"retrying {trial_name(trial)}: {how_it_ended(trial)}")
             progress.update(trial_name(trial), state="running")
 
         def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            progress.print_line(f"giving up on {trial_name(trial)}: {_last_error_line(trial)}")
+            progress.print_line(f"giving up on {trial_name(trial)}: {how_it_ended(trial)}")
             progress.update(trial_name(trial), state="failed")
 
     return ProgressCallback()
 
 
-def _last_error_line(trial: Any) -> str:
-    """The last train exit recorded in a trial's folder, in a few words."""
-    records = [
-        record
-        for record in read_trial_history(TrialSpec.from_json(trial.config["trial"]).folder)
-        if record.get("event") == "exit"
-    ]
-    if not records:
+def last_exit_description(folder: str | os.PathLike) -> str:
+    """How the last train process of a trial folder ended, in a few words."""
+    exits = [record for record in read_trial_history(folder) if record.get("event") == "exit"]
+    if not exits:
         return "its process died"
-    last = records[-1]
+    last = exits[-1]
     code = last.get("exit_code")
     if isinstance(code, int) and code < 0:
         return f"train was killed by {signal.Signals(-code).name} at {last.get('steps') or 0:,} steps"
@@ -899,6 +916,11 @@ def run_trials(
 
     from ray import tune
 
+    try:
+        from ray.tune import CheckpointConfig, FailureConfig, RunConfig
+    except ImportError:  # older Ray keeps them in ray.train (only Ray 2.60 was tried)
+        from ray.train import CheckpointConfig, FailureConfig, RunConfig
+
     if not args.verbose:
         os.environ["RAY_AIR_NEW_OUTPUT"] = (
             "0"  # the legacy reporter is silent at verbose=0, the new one is not
@@ -917,11 +939,11 @@ def run_trials(
             trial_name_creator=trial_name,
             trial_dirname_creator=trial_name,
         ),
-        run_config=tune.RunConfig(
+        run_config=RunConfig(
             name=time.strftime("%Y%m%d-%H%M%S"),
             storage_path=str(plan.folder / ".ray"),
-            failure_config=tune.FailureConfig(max_failures=args.max_failures),
-            checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=0, checkpoint_at_end=False),
+            failure_config=FailureConfig(max_failures=args.max_failures),
+            checkpoint_config=CheckpointConfig(checkpoint_frequency=0, checkpoint_at_end=False),
             callbacks=[_make_callback(tune, progress)],
             stop=_make_stopper(tune, stop_requested),
             verbose=2 if args.verbose else 0,
@@ -938,9 +960,8 @@ def summarize(plan: SweepPlan, specs: Sequence[TrialSpec], progress: SweepProgre
         if status.get("status") == "finished":
             finished.append(spec)
         elif status.get("status") == "failed" or progress.state.get(spec.name) == "failed":
-            exits = [record for record in read_trial_history(spec.folder) if record.get("event") == "exit"]
             reason = (
-                status.get("error") or (exits[-1].get("error") if exits else None) or "its process kept dying"
+                status.get("error") or progress.errors.get(spec.name) or last_exit_description(spec.folder)
             )
             failed.append((spec, reason))
         else:

@@ -18,6 +18,8 @@ from nalu_rl.cli import run_cli
 from nalu_rl.sweep import (
     TRAIN_PID_FILE,
     TRIAL_STATUS_FILE,
+    TrainProcess,
+    TrialSpec,
     parse_seeds,
     read_trial_history,
     trial_folder_name,
@@ -119,6 +121,27 @@ def test_seed_lists_accept_ranges_lists_and_both() -> None:
     assert parse_seeds(["0,2,5"]) == [0, 2, 5]
     assert parse_seeds(["0-2,7"]) == [0, 1, 2, 7]
     assert parse_seeds(["3", "1-2", "3"]) == [3, 1, 2]
+
+
+def test_a_train_run_that_refuses_its_folder_fails_once_with_its_error_line(tmp_path: Path) -> None:
+    """No Ray here: the trial's process logic alone. A corrupt checkpoint makes `train --resume` exit
+    with code 2; the trial ends as failed (no retry) and keeps train's one-line error."""
+    folder = tmp_path / trial_folder_name("nac", "symbolic", 0)
+    folder.mkdir()
+    (folder / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    spec = TrialSpec("nac", 0, "symbolic", str(folder), tuple(TINY_TRAIN), 1, str(REPO_ROOT))
+    train = TrainProcess(spec)
+    train.launch()
+    try:
+        wait_for(lambda: train.process.poll() is not None, 60, "train to exit")
+        metrics = train.watch(0)
+    finally:
+        train.stop()
+    assert metrics["done"] and metrics["state"] == "failed"
+    assert metrics["error"].startswith("error: cannot read checkpoint")
+    status = json.loads((folder / TRIAL_STATUS_FILE).read_text())
+    assert status == {"status": "failed", "error": metrics["error"]}
+    assert [record["exit_code"] for record in read_trial_history(folder) if record["event"] == "exit"] == [2]
 
 
 def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_continues(
