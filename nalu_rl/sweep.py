@@ -372,6 +372,8 @@ class TrainProcess:
         exit_code = self.process.poll()
         if exit_code is None:
             return metrics
+        with contextlib.suppress(OSError):  # actor processes of a train process that was killed
+            os.killpg(self.process.pid, signal.SIGKILL)
         self._forget_pid()
         output = self._output_since_launch()
         summaries = list(TRAIN_SUMMARY_LINE.finditer(output))

@@ -3,7 +3,7 @@ to back, wall time of each in one script run (Ray's start-up and shutdown includ
 
     python scripts/bench_sweep.py [--agent nac] [--seeds 0 1] [--rounds 1] [-- TRAIN OPTIONS]
 
-The train options default to a symbolic run of about a minute on 2 cores:
+The train options default to a symbolic run of an estimated minute on a quiet 2-core machine:
 `--obs symbolic --total-steps 1000000 --eval-episodes 20 --target-fraction 2`. With the default 2
 actors a trial asks for 3 CPUs, so on 2 cores the sweep runs one trial at a time, as the back-to-back
 runs do. With --rounds N the two take turns N times (the order swapped every round), so that a
