@@ -264,6 +264,7 @@ BAD_INPUTS = {
     "unknown train option": ["--agents", "nac", "--seeds", "0", "--", "--no-such-option", "1"],
     "train option the sweep owns": ["--agents", "nac", "--seeds", "0", "--", "--seed", "3"],
     "unreachable address": ["--agents", "nac", "--seeds", "0", "--address", "127.0.0.1:9"],
+    "no cluster to join": ["--agents", "nac", "--seeds", "0", "--address", "auto"],
     "resume of nothing": ["--resume", "--name", "never-ran"],
 }
 
