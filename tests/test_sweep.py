@@ -1,0 +1,300 @@
+"""`python -m nalu_rl.sweep`: a sweep on a local Ray finishes, survives a killed train process and a
+Ctrl-C, resumes without re-running finished trials, leaves no process behind, and refuses bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from nalu_rl.cli import run_cli
+from nalu_rl.sweep import (
+    TRAIN_PID_FILE,
+    TRIAL_STATUS_FILE,
+    TrainProcess,
+    TrialSpec,
+    parse_seeds,
+    read_trial_history,
+    trial_folder_name,
+)
+
+pytest.importorskip("ray.tune")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Tiny runs: symbolic observations, one process, a short evaluation.
+TINY_TRAIN = [
+    "--actors", "0", "--eval-episodes", "2", "--eval-max-delay", "3",
+    "--checkpoint-interval-s", "0.5", "--log-interval-s", "1",
+]  # fmt: skip
+RAY_PROCESS_MARKERS = ("raylet", "gcs_server", "ray::", "ray/_private", "ray/dashboard", "ray/autoscaler")
+
+
+def command_lines() -> dict[int, str]:
+    """The command line of every process on this machine, by pid."""
+    lines = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                lines[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+    return lines
+
+
+def ray_pids() -> set[int]:
+    return {
+        pid for pid, line in command_lines().items() if any(marker in line for marker in RAY_PROCESS_MARKERS)
+    }
+
+
+def train_pids(folder: Path) -> set[int]:
+    return {pid for pid, line in command_lines().items() if "nalu_rl.train" in line and str(folder) in line}
+
+
+def assert_nothing_left(ray_before: set[int], folder: Path) -> None:
+    """No Ray process started since `ray_before` and no train process of `folder` is alive (a few
+    seconds are allowed for processes that are exiting)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = (ray_pids() - ray_before) | train_pids(folder)
+        if not left:
+            return
+        time.sleep(0.5)
+    lines = command_lines()
+    raise AssertionError(f"processes left behind: {[lines.get(pid, pid) for pid in left]}")
+
+
+def sweep_command(root: Path, *arguments: str) -> list[str]:
+    return [sys.executable, "-m", "nalu_rl.sweep", "--root", str(root), *arguments]
+
+
+def start_sweep(root: Path, *arguments: str) -> subprocess.Popen:
+    """The sweep as a command in its own process group (so a test can Ctrl-C the whole group)."""
+    return subprocess.Popen(
+        sweep_command(root, *arguments),
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(condition, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def checkpoint_steps(folder: Path) -> int:
+    return int(torch.load(folder / "checkpoint.pt", weights_only=True)["steps"])
+
+
+def first_logged_step(event_files: list[Path]) -> int:
+    """The first step at which these TensorBoard event files log the training success rate."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps = []
+    for path in event_files:
+        accumulator = EventAccumulator(str(path))
+        accumulator.Reload()
+        if "charts/success_rate" in accumulator.Tags()["scalars"]:
+            steps += [event.step for event in accumulator.Scalars("charts/success_rate")]
+    return min(steps)
+
+
+def launches(folder: Path) -> list[dict]:
+    return [record for record in read_trial_history(folder) if record["event"] == "launch"]
+
+
+def test_seed_lists_accept_ranges_lists_and_both() -> None:
+    assert parse_seeds(["0-4"]) == [0, 1, 2, 3, 4]
+    assert parse_seeds(["0,2,5"]) == [0, 2, 5]
+    assert parse_seeds(["0-2,7"]) == [0, 1, 2, 7]
+    assert parse_seeds(["3", "1-2", "3"]) == [3, 1, 2]
+
+
+def test_a_train_run_that_refuses_its_folder_fails_once_with_its_error_line(tmp_path: Path) -> None:
+    """No Ray here: the trial's process logic alone. A corrupt checkpoint makes `train --resume` exit
+    with code 2; the trial ends as failed (no retry) and keeps train's one-line error."""
+    folder = tmp_path / trial_folder_name("nac", "symbolic", 0)
+    folder.mkdir()
+    (folder / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    spec = TrialSpec("nac", 0, "symbolic", str(folder), tuple(TINY_TRAIN), 1, str(REPO_ROOT))
+    train = TrainProcess(spec)
+    train.launch()
+    try:
+        wait_for(lambda: train.process.poll() is not None, 60, "train to exit")
+        metrics = train.watch(0)
+    finally:
+        train.stop()
+    assert metrics["done"] and metrics["state"] == "failed"
+    assert metrics["error"].startswith("error: cannot read checkpoint")
+    status = json.loads((folder / TRIAL_STATUS_FILE).read_text())
+    assert status == {"status": "failed", "error": metrics["error"]}
+    assert [record["exit_code"] for record in read_trial_history(folder) if record["event"] == "exit"] == [2]
+
+
+def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_continues(
+    tmp_path: Path,
+) -> None:
+    """Two trials at once (one CPU each); the `nac` trial's train process is killed with SIGKILL once it
+    has a checkpoint: it is retried with --resume and continues from that checkpoint's steps."""
+    ray_before = ray_pids()
+    budget = 40000
+    grid = ["--agents", "nac", "lstm", "--seeds", "0", "--obs", "symbolic", "--name", "grid"]
+    sweep = start_sweep(tmp_path, *grid, "--", *TINY_TRAIN, "--total-steps", str(budget))
+    killed = tmp_path / "grid" / trial_folder_name("nac", "symbolic", 0)
+    try:
+        wait_for(
+            lambda: (killed / "checkpoint.pt").exists() and checkpoint_steps(killed) > 0, 120, "a checkpoint"
+        )
+        steps_before_kill = checkpoint_steps(killed)
+        os.kill(int((killed / TRAIN_PID_FILE).read_text().split()[1]), signal.SIGKILL)
+        stdout, stderr = sweep.communicate(timeout=240)
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+    assert sweep.returncode == 0, stderr[-2000:]
+
+    sweep_folder = tmp_path / "grid"
+    for agent in ("nac", "lstm"):
+        run = sweep_folder / trial_folder_name(agent, "symbolic", 0)
+        for name in ("config.json", "checkpoint.pt", "success_by_delay.csv", "success_by_delay.png"):
+            assert (run / name).is_file(), f"{run.name}/{name} missing"
+        assert list(run.glob("events.out.tfevents.*")), f"{run.name} has no TensorBoard events"
+        assert json.loads((run / "config.json").read_text())["agent"] == agent
+        assert checkpoint_steps(run) >= budget
+        assert json.loads((run / TRIAL_STATUS_FILE).read_text())["status"] == "finished"
+    assert (sweep_folder / "success_by_delay.png").stat().st_size > 0
+    table_header = (sweep_folder / "success_by_delay.md").read_text().splitlines()[0]
+    assert "lstm" in table_header and "nac" in table_header
+    assert "2/2 finished" in stdout
+
+    exits = [record for record in read_trial_history(killed) if record["event"] == "exit"]
+    assert [record["exit_code"] for record in exits] == [-signal.SIGKILL, 0]
+    first, second = launches(killed)
+    assert first["resumed_from_steps"] is None
+    assert second["resumed_from_steps"] >= steps_before_kill > 0
+    assert "--resume" in (killed / "train.log").read_text()
+    # The relaunched process logged from where the checkpoint stood, not from step 0.
+    second_events = [
+        path
+        for path in killed.glob("events.out.tfevents.*")
+        if path.name.split(".")[-2] == str(second["pid"])
+    ]
+    assert first_logged_step(second_events) >= second["resumed_from_steps"]
+    assert len(launches(sweep_folder / trial_folder_name("lstm", "symbolic", 0))) == 1
+    assert_nothing_left(ray_before, tmp_path)
+
+
+def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Path) -> None:
+    ray_before = ray_pids()
+    grid = [
+        "--agents",
+        "nac",
+        "lstm",
+        "--seeds",
+        "0",
+        "--obs",
+        "symbolic",
+        "--name",
+        "cut",
+        "--max-concurrent",
+        "1",
+    ]
+    sweep = start_sweep(tmp_path, *grid, "--", *TINY_TRAIN, "--total-steps", "40000")
+    folders = [tmp_path / "cut" / trial_folder_name(agent, "symbolic", 0) for agent in ("nac", "lstm")]
+
+    def one_finished_one_checkpointed() -> bool:
+        finished = [folder for folder in folders if (folder / TRIAL_STATUS_FILE).exists()]
+        running = [folder for folder in folders if (folder / TRAIN_PID_FILE).exists()]
+        return len(finished) == 1 and bool(running) and (running[0] / "checkpoint.pt").exists()
+
+    try:
+        wait_for(one_finished_one_checkpointed, 180, "one trial finished and the other checkpointed")
+        interrupted_at = time.monotonic()
+        os.killpg(sweep.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _, stderr = sweep.communicate(timeout=60)
+        exit_seconds = time.monotonic() - interrupted_at
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+    assert sweep.returncode == 130, stderr[-2000:]
+    assert exit_seconds < 15, f"the sweep took {exit_seconds:.1f} s to stop"
+    finished, unfinished = sorted(folders, key=lambda folder: not (folder / TRIAL_STATUS_FILE).exists())
+    stopped = read_trial_history(unfinished)[-1]
+    # Train ended on the SIGINT by itself (exit 0, checkpoint saved), not by the SIGKILL after the grace.
+    assert stopped == {**stopped, "event": "stopped by the sweep", "exit_code": 0}
+    steps_at_stop = checkpoint_steps(unfinished)
+    assert steps_at_stop > 0
+    assert_nothing_left(ray_before, tmp_path)
+    finished_status = (finished / TRIAL_STATUS_FILE).read_text()
+
+    result = subprocess.run(
+        sweep_command(tmp_path, "--resume", "--name", "cut"), cwd=REPO_ROOT, capture_output=True, text=True,
+        timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(launches(finished)) == 1, "a finished trial was run again"
+    assert (finished / TRIAL_STATUS_FILE).read_text() == finished_status
+    relaunch = launches(unfinished)[-1]
+    assert len(launches(unfinished)) == 2 and relaunch["resumed_from_steps"] == steps_at_stop
+    assert (tmp_path / "cut" / "success_by_delay.png").is_file()
+    assert (tmp_path / "cut" / "success_by_delay.md").is_file()
+    assert_nothing_left(ray_before, tmp_path)
+
+
+BAD_INPUTS = {
+    "unknown agent": ["--agents", "nac", "no-such-agent", "--seeds", "0"],
+    "malformed seeds": ["--agents", "nac", "--seeds", "0-x"],
+    "backward seed range": ["--agents", "nac", "--seeds", "4-0"],
+    "empty seeds": ["--agents", "nac", "--seeds", ""],
+    "no seeds": ["--agents", "nac"],
+    "train option train rejects": ["--agents", "nac", "--seeds", "0", "--", "--total-steps", "-5"],
+    "unknown train option": ["--agents", "nac", "--seeds", "0", "--", "--no-such-option", "1"],
+    "train option the sweep owns": ["--agents", "nac", "--seeds", "0", "--", "--seed", "3"],
+    "unreachable address": ["--agents", "nac", "--seeds", "0", "--address", "127.0.0.1:9"],
+    "no cluster to join": ["--agents", "nac", "--seeds", "0", "--address", "auto"],
+    "resume of nothing": ["--resume", "--name", "never-ran"],
+}
+
+
+@pytest.mark.parametrize("argv", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_is_one_line_exit_2_and_starts_nothing(argv: list[str], tmp_path: Path, capsys) -> None:
+    from nalu_rl import sweep
+
+    ray_before = ray_pids()
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(sweep.main, ["--root", str(tmp_path), *argv])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and error.count("\n") == 1, error
+    assert time.monotonic() - started < 30
+    assert not any(tmp_path.iterdir()), "a sweep folder was created"
+    assert ray_pids() <= ray_before
+    if "ray" in sys.modules:
+        assert not sys.modules["ray"].is_initialized()
+
+
+def test_without_ray_the_error_says_how_to_install_it(tmp_path: Path, capsys, monkeypatch) -> None:
+    from nalu_rl import sweep
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(sweep.main, ["--root", str(tmp_path), "--agents", "nac", "--seeds", "0"])
+    assert exit_info.value.code == 2
+    assert (
+        capsys.readouterr().err == "error: Ray is not installed; install with `pip install -e .[cluster]`\n"
+    )
+    assert not any(tmp_path.iterdir())
