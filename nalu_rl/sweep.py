@@ -35,6 +35,7 @@ from typing import Any
 import nalu_rl
 from nalu_rl.cli import CliError, run_cli
 from nalu_rl.config import Config, parse_config, validate
+from nalu_rl.runtime.training import learner_threads
 
 # Train options that the sweep sets for each trial; after "--" they are refused.
 SWEEP_OWNED_OPTIONS = ("agent", "seed", "logdir", "resume", "obs")
@@ -137,7 +138,7 @@ def check_train_options(
         raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(AGENT_NAMES)}")
     try:
         owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
-    except (CliError, ValueError) as error:
+    except ValueError as error:  # InputError and CliError among them
         raise CliError(f"train option rejected: {error}") from None
     if owned == ["obs"]:
         raise CliError("--obs is an option of the sweep: give it before --")
@@ -152,7 +153,7 @@ def check_train_options(
                 validate(dataclasses.replace(config, device="auto"))
             else:
                 validate(config)
-        except (CliError, ValueError) as error:
+        except ValueError as error:  # InputError and CliError among them
             raise CliError(f"train option rejected: {error}") from None
         configs.append(config)
     return configs[0]
@@ -161,14 +162,6 @@ def check_train_options(
 def trial_cpus(config: Config) -> int:
     """CPUs one trial uses: its actor (or hogwild worker) processes and the learner."""
     return config.actors + 1
-
-
-def learner_threads_for_share(config: Config, cpus: int) -> int:
-    """Torch threads of a trial's learner given its CPU share: what `nalu_rl.train` would pick on a
-    machine of `cpus` cores (all of them with synchronous actors, else those the actors leave, less one)."""
-    if config.runtime == "learner" and config.actors > 0 and config.synchronous:
-        return cpus
-    return max(1, cpus - config.actors - 1)
 
 
 def train_arguments(spec: TrialSpec, resume: bool) -> list[str]:
@@ -799,7 +792,7 @@ def trial_resources(
 def make_specs(plan: SweepPlan, cpus: int) -> list[TrialSpec]:
     """One spec per agent x seed, in that order."""
     given = parse_config(plan.train_options)[1]
-    threads = 0 if "learner_threads" in given else learner_threads_for_share(plan.config, cpus)
+    threads = 0 if "learner_threads" in given else learner_threads(plan.config, cores=cpus)
     return [
         TrialSpec(
             agent,
@@ -817,7 +810,7 @@ def make_specs(plan: SweepPlan, cpus: int) -> list[TrialSpec]:
 
 def write_figure(plan: SweepPlan, specs: Sequence[TrialSpec]) -> list[Path]:
     """The combined success-by-delay figure and Markdown table of the finished trials' evaluations."""
-    from nalu_rl.plot import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
+    from nalu_rl.figures import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
 
     csvs = [Path(spec.folder) / "success_by_delay.csv" for spec in specs]
     csvs = [path for path in csvs if path.exists()]

@@ -31,11 +31,7 @@ def pixel_rollout(agent: str, envs: int, unroll: int) -> tuple[dict[str, np.ndar
     """One filled unroll slot of the learner runtime's buffers and the agent's weights, as numpy arrays."""
     from envs import TimeTrackEnv
     from nalu_rl.checkpoint import build_model
-
-    try:
-        from nalu_rl.rollout import RolloutBuffers
-    except ImportError:  # the runtime modules' home after their move into nalu_rl/runtime/
-        from nalu_rl.runtime.rollout import RolloutBuffers
+    from nalu_rl.runtime.rollout import RolloutBuffers
 
     env = TimeTrackEnv(obs_mode="pixels")
     model = build_model(agent, env, None)

@@ -17,12 +17,13 @@ from nalu_rl.runtime.run import TrainingRun
 RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild}
 
 
-def learner_threads(config: Config) -> int:
-    """Torch threads of the learner: --learner-threads, else every core when synchronous actors
-    wait while the learner learns, else the cores the actors leave, less one."""
+def learner_threads(config: Config, cores: int | None = None) -> int:
+    """Torch threads of the learner: --learner-threads, else every core (of `cores`, default this
+    machine's) when synchronous actors wait while the learner learns, else the cores the actors
+    leave, less one."""
     if config.learner_threads:
         return config.learner_threads
-    cores = os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1
     if config.runtime == "learner" and config.actors > 0 and config.synchronous:
         return cores
     # An oversubscribed torch thread pool crawls on busy cores: leave a core to running actors and
