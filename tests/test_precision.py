@@ -42,10 +42,20 @@ def count_after_steps(
     return model.describe_state(state)[model.wiring.unit]
 
 
-@pytest.mark.parametrize("agent", ["nac", "nau-scalar-count", "nac-recurrent-ff"])
+# With an LSTM beside the counter, 1000 steps of bfloat16 emulated on a CPU without it take ~20 s.
+@pytest.mark.parametrize(
+    "agent",
+    [
+        pytest.param("nac", marks=pytest.mark.slow),
+        pytest.param("nau-scalar-count", marks=pytest.mark.slow),
+        "nac-recurrent-ff",
+    ],
+)
 def test_bf16_count_after_1000_steps_equals_the_float32_count_exactly(agent: str) -> None:
     torch.manual_seed(0)
-    model = make_agent(agent, TimeTrackEnv(obs_mode="symbolic").observation_space).eval()
+    # A small LSTM and encoder keep emulated bfloat16 fast; the counter reads only stimulus and bias.
+    space = TimeTrackEnv(obs_mode="symbolic").observation_space
+    model = make_agent(agent, space, lstm_size=16, feature_size=16).eval()
     # 1001 is not a bfloat16 number (bf16 holds integers exactly only up to 256).
     float32_count = count_after_steps(model, "fp32", 1001.0, 1000)
     bf16_count = count_after_steps(model, "bf16", 1001.0, 1000)
@@ -90,8 +100,10 @@ def test_bf16_learner_update_on_cuda_is_finite_and_keeps_float32_weights() -> No
     assert all(value.dtype == torch.float32 for value in model.state_dict().values())
 
 
+@pytest.mark.slow
 def test_bf16_exact_count_ends_at_the_time_left() -> None:
-    model = make_agent("nau-scalar-count", TimeTrackEnv(obs_mode="symbolic").observation_space).eval()
+    space = TimeTrackEnv(obs_mode="symbolic").observation_space
+    model = make_agent("nau-scalar-count", space, lstm_size=16, feature_size=16).eval()
     with torch.no_grad():
         model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))  # m_t = T - (t + 1): the time left
     count = count_after_steps(model, "bf16", 1001.0, 1000)

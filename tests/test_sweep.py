@@ -144,6 +144,7 @@ def test_a_train_run_that_refuses_its_folder_fails_once_with_its_error_line(tmp_
     assert [record["exit_code"] for record in read_trial_history(folder) if record["event"] == "exit"] == [2]
 
 
+@pytest.mark.slow
 def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_continues(
     tmp_path: Path,
 ) -> None:
@@ -197,6 +198,7 @@ def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_c
     assert_nothing_left(ray_before, tmp_path)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Path) -> None:
     ray_before = ray_pids()
     grid = [
