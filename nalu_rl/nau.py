@@ -14,6 +14,8 @@ outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
@@ -31,6 +33,17 @@ def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> floa
     return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
 
 
+def init_bound(in_features: int, out_features: int) -> float:
+    """Madsen & Johansen's NAU initialisation bound r = min(1/2, sqrt(3) * std), std = sqrt(2 / (in + out)).
+
+    sqrt(3) * std is the Glorot-uniform bound; the cap at 1/2 keeps every weight at its start
+    strictly between the regulariser's zeros (0 and +-1), where it still pulls. Without the cap a
+    small unit (2 inputs, 1 output: bound 1.41) often starts with a weight clamped to exactly +-1,
+    committed to a vertex before training has said which.
+    """
+    return min(0.5, math.sqrt(3.0) * math.sqrt(2.0 / (in_features + out_features)))
+
+
 class NAU(nn.Module):
     """Neural Addition Unit: a bias-free linear layer with weights clamped to [-1, 1]."""
 
@@ -44,9 +57,9 @@ class NAU(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Draw W from a Glorot-uniform distribution (mean 0, variance 2 / (in + out)), within [-1, 1]."""
-        nn.init.xavier_uniform_(self.W)
-        self.clamp_weights_()
+        """Draw W uniformly from [-r, r] with r = `init_bound(in, out)` (at most 1/2)."""
+        bound = init_bound(self.in_features, self.out_features)
+        nn.init.uniform_(self.W, -bound, bound)
 
     @torch.no_grad()
     def clamp_weights_(self) -> None:
