@@ -9,6 +9,8 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
                       inputs among f_t, s_t, 1 (a bias unit) and h_t; no squashing on m.
   heads:              logits_t = actor(concat of its inputs among f_t, s_t, h_t, m_t)
                       value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
+                      (with `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of
+                      m_t; the critic and the recurrence always use m_t itself)
 Where episode_start[t] is True the whole recurrent state (h, c and m) is zeroed before step t.
 """
 
@@ -44,6 +46,9 @@ class Wiring:
     unit: the arithmetic unit of the counter ("nac", "nalu", "nau", "nmu").
     counter_size, lstm_size, feature_size: widths of the counter state, the LSTM and the encoder.
     feature_norm: layer-normalise the encoder features before anything reads them.
+    actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
+        the counter's own recurrence read it unclamped), so a count beyond c looks the same to the
+        policy however large it grows.
     """
 
     lstm_inputs: tuple[str, ...] = ()
@@ -58,6 +63,7 @@ class Wiring:
     lstm_size: int = 128
     feature_size: int = 256
     feature_norm: bool = False
+    actor_count_clip: float = 0.0
 
     @property
     def has_lstm(self) -> bool:
@@ -99,6 +105,10 @@ class Wiring:
         for name in ("actor_hidden", "critic_hidden"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.actor_count_clip >= 0:  # also rejects NaN
+            raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
+        if self.actor_count_clip and "count" not in self.actor_inputs:
+            raise ValueError("actor_count_clip is set but the actor does not read 'count'")
         for name in ("counter_size", "lstm_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -286,7 +296,11 @@ class ActorCritic(nn.Module):
             inputs["lstm"] = torch.stack(hs)
         if ms:
             inputs["count"] = torch.stack(ms)
-        logits = self.actor(torch.cat([inputs[name] for name in wiring.actor_inputs], -1))
+        actor_inputs = inputs
+        if wiring.actor_count_clip:
+            clip = wiring.actor_count_clip
+            actor_inputs = {**inputs, "count": inputs["count"].clamp(-clip, clip)}
+        logits = self.actor(torch.cat([actor_inputs[name] for name in wiring.actor_inputs], -1))
         value = self.critic(torch.cat([inputs[name] for name in wiring.critic_inputs], -1)).squeeze(-1)
         next_state = {"lstm_h": h, "lstm_c": c, wiring.unit: m}
         return logits, value, tuple(next_state[name] for name in self.state_names)
