@@ -349,7 +349,7 @@ def _learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Wei
     started = time.perf_counter()
     run.record_batch(batch)
     lag = (weights.version - batch.policy_versions).float()
-    metrics = learner.update(batch.to(run.device), run.steps)
+    metrics = learner.update(batch.to(run.device), run.regularizer_steps())
     if metrics is None:
         run.bad_update()
     else:

@@ -318,3 +318,21 @@ def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, c
     # stderr is not a terminal here: the bar is drawn at its start and close, not 200 times
     assert drawn.count("\r") <= 4, drawn.count("\r")
     assert "SPS" in drawn and "success 0.50" in drawn
+
+
+def test_regularizer_gate_holds_the_ramp_until_the_success_reaches_it(tmp_path: Path) -> None:
+    gated = [*EASY, "--agent", "nau-saturated-count", "--actors", "0", "--total-steps", "3000"]
+    gated += ["--regularizer-start-steps", "0", "--regularizer-end-steps", "0"]  # full weight at once
+    gate = "--regularizer-gate-success"
+    closed = train.run_training([*gated, gate, "1.0", "--logdir", str(tmp_path / "a")])
+    assert closed.regularizer_steps() == -1 and closed.last_metrics["loss/regularizer_weight"] == 0.0
+    assert load_checkpoint(tmp_path / "a")["regularizer_opened_at"] == -1
+    opened = train.run_training([*gated, gate, "1e-9", "--logdir", str(tmp_path / "b")])
+    assert 0 < opened.regularizer_opened_at < opened.steps  # once the success window was full
+    assert opened.last_metrics["loss/regularizer_weight"] == 0.1
+    resumed = train.run_training(["--resume", str(tmp_path / "b"), "--total-steps", "4000"])
+    assert resumed.regularizer_opened_at == opened.regularizer_opened_at
+    ungated = train.run_training([*EASY, "--actors", "0", "--total-steps", "2000", "--logdir", str(tmp_path)])
+    assert ungated.regularizer_steps() == ungated.steps
+    with pytest.raises(CliError, match="regularizer-gate-success"):
+        validate(Config(regularizer_gate_success=1.5))
