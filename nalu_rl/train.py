@@ -38,6 +38,8 @@ class TrainingRun:
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
+        # Seeded before the model is built, so that --seed fixes its initial weights too.
+        torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
         env = TimeTrackEnv(**config.env_kwargs())
         try:

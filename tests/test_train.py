@@ -336,3 +336,14 @@ def test_regularizer_gate_holds_the_ramp_until_the_success_reaches_it(tmp_path: 
     assert ungated.regularizer_steps() == ungated.steps
     with pytest.raises(CliError, match="regularizer-gate-success"):
         validate(Config(regularizer_gate_success=1.5))
+
+
+def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
+    def initial_weights(seed: str, folder: str) -> dict[str, torch.Tensor]:
+        config, logdir, payload = train._prepare([*EASY, "--seed", seed, "--logdir", str(tmp_path / folder)])
+        torch.rand(7)  # whatever ran before in the process must not matter
+        return train.TrainingRun(config, logdir, payload).model.state_dict()
+
+    first, again, other = initial_weights("3", "a"), initial_weights("3", "b"), initial_weights("4", "c")
+    assert all(torch.equal(first[name], again[name]) for name in first)
+    assert not all(torch.equal(first[name], other[name]) for name in first)
