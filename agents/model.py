@@ -9,8 +9,10 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
                            inputs among f_t, s_t, 1 (a bias unit) and h_t; no squashing on m.
   heads:                   logits_t = actor(concat of its inputs among f_t, s_t, h_t, m_t)
                            value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
-A core that reads the other's output steps after it. Where episode_start[t] is True every core zeroes
-its state (h, c and m) before step t. The cores themselves live in `agents.cores`.
+With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; the critic and the
+recurrence always use m_t itself. A core that reads the other's output steps after it. Where
+episode_start[t] is True every core zeroes its state (h, c and m) before step t. The cores
+themselves live in `agents.cores`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ class Wiring:
     unit: the arithmetic unit of the counter ("nac", "nalu", "nau", "nmu").
     counter_size, lstm_size, feature_size: widths of the counter state, the LSTM and the encoder.
     feature_norm: layer-normalise the encoder features before anything reads them.
-    actor_count_clip: 0 (off) or c > 0: the actor reads clamp(count, -c, c), the critic the count itself.
+    actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
+        the counter's own recurrence read it unclamped), so a count beyond c looks the same to the
+        policy however large it grows.
     """
 
     lstm_inputs: tuple[str, ...] = ()
@@ -101,8 +105,10 @@ class Wiring:
         for name in ("actor_hidden", "critic_hidden"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.actor_count_clip >= 0:
+        if not self.actor_count_clip >= 0:  # also rejects NaN
             raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
+        if self.actor_count_clip and "count" not in self.actor_inputs:
+            raise ValueError("actor_count_clip is set but the actor does not read 'count'")
         for name in ("counter_size", "lstm_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -131,6 +131,19 @@ def nau_scalar_count_wiring() -> Wiring:
     return replace(nac_scalar_count_wiring(), unit="nau")
 
 
+def nau_saturated_count_wiring() -> Wiring:
+    """nau-scalar-count whose actor reads the count saturated: clamp(m, -10, 10); the critic reads m.
+
+    Once learned, the NAU count is +-(T - t - 1), the time left. No target on the 5x5 grid is more
+    than 8 steps away, so beyond 8 more time left cannot change the right decision. The actor reads
+    clamp(m, -10, 10): 10 exceeds every distance the policy must cover (so a saturated count means
+    "more time than any path needs"), and it is below the largest count of training (11 at the
+    onset of T = 12), so the policy meets the saturated value in training. A count of 1000 then
+    looks to the policy exactly like one of 10. The critic does not act and reads m unclipped.
+    """
+    return replace(nau_scalar_count_wiring(), actor_count_clip=10.0)
+
+
 def nac_ff_wiring() -> Wiring:
     """No LSTM: a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]) and MLP(128) actor and critic on
     [encoder, m]; the reference for how far a pure counter extrapolates.
@@ -195,6 +208,7 @@ WIRINGS: dict[str, Callable[[], Wiring]] = {
     "nac-recurrent-ff": nac_recurrent_ff_wiring,
     "nac-scalar-count": nac_scalar_count_wiring,
     "nau-scalar-count": nau_scalar_count_wiring,
+    "nau-saturated-count": nau_saturated_count_wiring,
     "nau-ff": nau_ff_wiring,
 }
 AGENT_NAMES: tuple[str, ...] = tuple(WIRINGS)

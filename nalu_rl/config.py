@@ -83,6 +83,11 @@ class Config:
     regularizer_end_steps: int = _option(
         3_000_000, "environment steps at which the regulariser reaches its full weight"
     )
+    regularizer_gate_success: float = _option(
+        0.0,
+        "0: the regulariser's start and end steps count from the beginning of training; p in (0, 1]: "
+        "they count from the step at which the recent training success first reaches p (learner runtime)",
+    )
     rho_clip: float = _option(1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option(1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(
@@ -250,6 +255,11 @@ def validate(config: Config) -> None:
             f"--batch-unrolls {config.batch_unrolls} needs as many rollout buffers, but --actors "
             f"{config.actors} x --buffers-per-actor {config.buffers_per_actor} gives {buffers}"
         )
+    if not 0.0 <= config.regularizer_gate_success <= 1.0:
+        gate = config.regularizer_gate_success
+        raise InputError(f"--regularizer-gate-success must be in [0, 1], got {gate}")
+    if config.runtime == "hogwild" and config.regularizer_gate_success:
+        raise InputError("--regularizer-gate-success needs --runtime learner")
     if config.runtime == "hogwild" and config.actors < 1:
         raise InputError("--runtime hogwild needs --actors of at least 1")
     low, high = config.delay_range

@@ -7,6 +7,8 @@ Episodes are counted without bias: every env slot plays a quota of episodes fixe
 run starts, and only the first `quota` episodes of each slot count. A slot that has met its
 quota keeps stepping (the vector env steps all its envs together) but is no longer counted.
 Counting "the first N episodes to finish" instead would over-represent short episodes.
+A vector env whose slots have all met their quota leaves the batch (and the policy's state), so
+the long delays of a turn (T = 1000) are not stepped together with the finished short ones.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def play_episodes(
 
     `quotas[k][i]` is the number of episodes slot i of `vector_envs[k]` plays (fixed here, before
     any runs). Returns one Counter of outcomes per vector env, over the counted episodes only.
+    Once every slot of a vector env has met its quota, that env is no longer stepped and its rows
+    leave the batch; a policy with a `keep_rows(mask)` method is told which rows stay.
     """
     sizes = [env.num_envs for env in vector_envs]
     observations = [env.reset(seed=seed)[0] for env, seed in zip(vector_envs, seeds, strict=True)]
@@ -104,21 +108,33 @@ def play_episodes(
     episode_start = np.ones(sum(sizes), dtype=bool)
     done = np.zeros(sum(sizes), dtype=bool)
     bounds = np.cumsum([0, *sizes])
-    while np.any(finished < quota):
-        batch = {key: np.concatenate([obs[key] for obs in observations]) for key in observations[0]}
-        actions = np.asarray(policy(batch, episode_start))
+
+    def unfinished(k: int) -> bool:
+        slots = slice(bounds[k], bounds[k + 1])
+        return bool(np.any(finished[slots] < quota[slots]))
+
+    live = [k for k in range(len(vector_envs)) if unfinished(k)]
+    while live:
+        rows = np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in live])
+        batch = {key: np.concatenate([observations[k][key] for k in live]) for key in observations[0]}
+        actions = np.empty(sum(sizes), dtype=np.int64)
+        actions[rows] = np.asarray(policy(batch, episode_start[rows]))
         # NEXT_STEP autoreset: the step after a done one ignores the action and returns the first
         # observation of the next episode, so the done flags of this step mark the next step's output.
         episode_start = done.copy()
-        for k, env in enumerate(vector_envs):
+        for k in live:
             lo, hi = bounds[k], bounds[k + 1]
-            observations[k], _, terminated, truncated, info = env.step(actions[lo:hi])
+            observations[k], _, terminated, truncated, info = vector_envs[k].step(actions[lo:hi])
             done[lo:hi] = np.asarray(terminated) | np.asarray(truncated)
             ended = lo + np.flatnonzero(done[lo:hi])
             counted = ended[finished[ended] < quota[ended]]
             if counted.size:
                 outcome_counts[k].update(str(outcome) for outcome in info["outcome"][counted - lo])
             finished[ended] += 1
+        still_live = [k for k in live if unfinished(k)]
+        if still_live and len(still_live) < len(live) and hasattr(policy, "keep_rows"):
+            policy.keep_rows(np.concatenate([np.full(sizes[k], k in still_live) for k in live]))
+        live = still_live
     return outcome_counts
 
 
@@ -147,6 +163,26 @@ class ModelPolicy:
         self.group_sizes = list(group_sizes) if group_sizes is not None else [batch_size]
         seeds = list(group_seeds) if group_seeds is not None else [0] * len(self.group_sizes)
         self.generators = [np.random.default_rng(seed) for seed in seeds]
+
+    def keep_rows(self, keep: np.ndarray) -> None:
+        """Drop the rows where `keep` ([B] bool) is False from the state and the random streams.
+
+        Rows leave by whole groups (one group is one delay's vector env), so the sampling stream of
+        every remaining group goes on exactly as if nothing had left.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        offsets = np.cumsum([0, *self.group_sizes])
+        kept_groups = []
+        for index, size in enumerate(self.group_sizes):
+            part = keep[offsets[index] : offsets[index] + size]
+            if part.any() != part.all():
+                raise ValueError("rows must leave by whole groups")
+            if part.all():
+                kept_groups.append(index)
+        mask = torch.from_numpy(keep).to(self.device)
+        self.state = tuple(part[mask] for part in self.state)
+        self.group_sizes = [self.group_sizes[index] for index in kept_groups]
+        self.generators = [self.generators[index] for index in kept_groups]
 
     @torch.no_grad()
     def __call__(self, observations: Mapping[str, np.ndarray], episode_start: np.ndarray) -> np.ndarray:

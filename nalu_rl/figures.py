@@ -3,7 +3,7 @@
 Rows with the same agent label and delay, from one CSV or several, are seeds of one agent: the
 curve is their mean with a 95% t-interval across seeds. A label with a single seed shows the
 Wilson interval of its episodes instead. The training range is shaded and the feasibility
-ceiling dashed.
+ceiling dashed. `--log-x` draws the delay axis on a log scale, for evaluations out to T = 1000.
 """
 
 from __future__ import annotations
@@ -98,8 +98,12 @@ def plot_success_by_delay(
     out_path: str | os.PathLike,
     train_range: tuple[int, int] | None = (5, 12),
     title: str | None = None,
+    log_x: bool = False,
 ) -> Path:
-    """Draw success rate vs delay T, one curve per agent label, and save it as an image at `out_path`."""
+    """Draw success rate vs delay T, one curve per agent label, and save it as an image at `out_path`.
+
+    With `log_x` the delay axis is logarithmic (for delays far past the training range).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -157,12 +161,25 @@ def plot_success_by_delay(
     axes.set_xlabel("delay T (steps between stimulus and required arrival)")
     axes.set_ylabel("success rate")
     axes.set_ylim(-0.02, 1.02)
-    axes.set_xlim(all_delays[0] - 0.5, all_delays[-1] + 0.5)
+    set_delay_axis(axes, all_delays, log_x)
     axes.grid(alpha=0.3)
     axes.set_title(title or "Success rate vs delay T")
     # Below the axes: inside, it would hide the curves wherever it went.
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8, frameon=False)
     return save_figure(figure, out_path)
+
+
+def set_delay_axis(axes: Any, delays: Sequence[int], log_x: bool = False) -> None:
+    """Scale and limit the x axis of `axes` to the sorted `delays`: linear, or logarithmic with `log_x`."""
+    if log_x:
+        from matplotlib.ticker import ScalarFormatter
+
+        axes.set_xscale("log")
+        # Half a step either side on the log scale, as +-0.5 is on the linear one.
+        axes.set_xlim(delays[0] * 0.85, delays[-1] / 0.85)
+        axes.xaxis.set_major_formatter(ScalarFormatter())  # 1, 10, 100, 1000 rather than 10^k
+    else:
+        axes.set_xlim(delays[0] - 0.5, delays[-1] + 0.5)
 
 
 def markdown_table(curves: Mapping[str, Sequence[CurvePoint]]) -> str:

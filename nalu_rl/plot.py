@@ -30,6 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="training range of delays to shade (default 5 12)",
     )
     parser.add_argument("--title", help="figure title")
+    parser.add_argument(
+        "--log-x",
+        action="store_true",
+        help="logarithmic delay axis, for delays far past 100 (default: linear)",
+    )
     parser.add_argument("--table", metavar="FILE.md", help="also write a Markdown table of the curves")
     return parser
 
@@ -41,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise CliError(f"--train-range: LO must be <= HI, got {args.train_range[0]} {args.train_range[1]}")
     rows = read_success_rows(args.csv)
     try:
-        path = plot_success_by_delay(rows, args.output, train_range=tuple(args.train_range), title=args.title)
+        path = plot_success_by_delay(
+            rows, args.output, train_range=tuple(args.train_range), title=args.title, log_x=args.log_x
+        )
         if args.table:
             Path(args.table).write_text(markdown_table(curves_over_seeds(rows)))
     except OSError as error:

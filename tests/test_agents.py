@@ -365,3 +365,36 @@ def test_nac_normalises_its_features_and_checkpoints_without_the_field_load_with
     older = agent_wiring("nac").to_dict()
     del older["feature_norm"]
     assert not Wiring.from_dict(older).feature_norm
+
+
+def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> None:
+    space = observation_space("symbolic")
+    torch.manual_seed(0)
+    model = make_agent("nau-saturated-count", space)
+    assert model.wiring.actor_count_clip == 10.0
+    with torch.no_grad():
+        model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))  # count after the onset: T - 1
+    delays = torch.tensor([3.0, 6.0, 11.0, 12.0, 50.0, 1000.0])  # counts 2, 5, 10, 11, 49, 999
+    obs = random_observations(space, 1, 1)
+    obs = {"grid": obs["grid"].expand(1, len(delays), -1, -1, -1), "stimulus": delays.view(1, -1, 1)}
+    starts = torch.ones(1, len(delays), dtype=torch.bool)
+    with torch.no_grad():
+        logits, value, state = model(obs, starts, model.initial_state(len(delays)))
+    assert torch.equal(model.describe_state(state)["nau"][:, 0], delays - 1)  # the state is not clipped
+    logits = logits[0]
+    for beyond in (3, 4, 5):  # counts 11, 49 and 999 read as 10
+        assert torch.equal(logits[beyond], logits[2])
+    assert not torch.allclose(logits[0], logits[1]) and not torch.allclose(logits[1], logits[2])
+    assert len(set(value[0].tolist())) == len(delays)  # the critic reads the count unclipped
+
+
+def test_actor_count_clip_is_off_by_default_and_validated() -> None:
+    clipped = {name for name in AGENT_NAMES if agent_wiring(name).actor_count_clip}
+    assert clipped == {"nau-saturated-count"}
+    older = agent_wiring("nau-scalar-count").to_dict()
+    del older["actor_count_clip"]
+    assert Wiring.from_dict(older).actor_count_clip == 0.0
+    with pytest.raises(ValueError, match="actor_count_clip"):
+        agent_wiring("nau-scalar-count", actor_count_clip=-1.0)
+    with pytest.raises(ValueError, match="actor_count_clip"):
+        agent_wiring("lstm", actor_count_clip=10.0)

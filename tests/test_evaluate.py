@@ -158,3 +158,22 @@ def test_bad_input_ends_with_one_line_error(argv, message, lstm_checkpoint, tmp_
     assert run(argv) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and message in error
+
+
+def test_a_vector_env_that_met_its_quota_leaves_the_batch():
+    batch_sizes, kept = [], []
+
+    class RecordingPolicy:
+        def __call__(self, observations, episode_start):
+            batch_sizes.append(len(episode_start))
+            return np.full(len(episode_start), 4)  # pass: every episode ends at its timeout
+
+        def keep_rows(self, keep):
+            kept.append(keep.tolist())
+
+    short, long = (TimeTrackVectorEnv(3, delay_range=(delay, delay), **ENV_KWARGS) for delay in (1, 20))
+    outcomes = play_episodes(RecordingPolicy(), [short, long], [slot_quotas(3, 3)] * 2, [0, 1])
+    assert [sum(counts.values()) for counts in outcomes] == [3, 3]
+    # T = 1 times out after 1 + 8 steps, T = 20 after 28: then its 3 rows are stepped alone.
+    assert batch_sizes == [6] * 9 + [3] * 19
+    assert kept == [[False] * 3 + [True] * 3]

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from nalu_rl.cli import run_cli
-from nalu_rl.figures import curves_over_seeds, markdown_table, read_success_rows
+from nalu_rl.figures import curves_over_seeds, markdown_table, read_success_rows, set_delay_axis
 from nalu_rl.plot import main
 from nalu_rl.stats import wilson_interval
 
@@ -84,3 +84,24 @@ def test_plot_cli_rejects_a_csv_without_the_columns(tmp_path, capsys):
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "missing columns" in error
+
+
+def test_log_x_puts_the_delays_on_a_log_axis_and_the_default_stays_linear(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (linear, logarithmic) = plt.subplots(1, 2)
+    set_delay_axis(linear, [1, 12, 1000])
+    set_delay_axis(logarithmic, [1, 12, 1000], log_x=True)
+    assert linear.get_xscale() == "linear" and linear.get_xlim() == (0.5, 1000.5)
+    assert logarithmic.get_xscale() == "log"
+    low, high = logarithmic.get_xlim()
+    assert 0 < low < 1 and 1000 < high < 1300
+    plt.close(figure)
+    path = write_csv(tmp_path / "a.csv", "nac", {5: 200, 100: 190, 1000: 180})
+    out = tmp_path / "log.png"
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(main, [str(path), "-o", str(out), "--log-x"])
+    assert exit_info.value.code == 0 and out.read_bytes()[:4] == b"\x89PNG"

@@ -15,9 +15,10 @@ from conftest import EASY, random_policy_success_rate
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.cli import run_cli
-from nalu_rl.config import Config, build_parser, validate
+from nalu_rl.config import Config, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard
+from nalu_rl.runtime.run import TrainingRun, open_run_folder
 from nalu_rl.runtime.training import learner_threads
 
 
@@ -344,3 +345,33 @@ def test_tensorboard_holds_the_figure_a_clip_and_the_unit_weights_after_a_run(tm
     assert clip[:6] in (b"GIF87a", b"GIF89a")
     histograms = events.Tags()["histograms"]
     assert any(tag.startswith("units/") and tag.endswith(".weight") for tag in histograms), histograms
+
+
+def test_regularizer_gate_holds_the_ramp_until_the_success_reaches_it(tmp_path: Path) -> None:
+    gated = [*EASY, "--agent", "nau-saturated-count", "--actors", "0", "--total-steps", "3000"]
+    gated += ["--regularizer-start-steps", "0", "--regularizer-end-steps", "0"]  # full weight at once
+    gate = "--regularizer-gate-success"
+    closed = train.run_training([*gated, gate, "1.0", "--logdir", str(tmp_path / "a")])
+    assert closed.regularizer_steps() == -1 and closed.last_metrics["loss/regularizer_weight"] == 0.0
+    assert load_checkpoint(tmp_path / "a")["regularizer_opened_at"] == -1
+    opened = train.run_training([*gated, gate, "1e-9", "--logdir", str(tmp_path / "b")])
+    assert 0 < opened.regularizer_opened_at < opened.steps  # once the success window was full
+    assert opened.last_metrics["loss/regularizer_weight"] == 0.1
+    resumed = train.run_training(["--resume", str(tmp_path / "b"), "--total-steps", "4000"])
+    assert resumed.regularizer_opened_at == opened.regularizer_opened_at
+    ungated = train.run_training([*EASY, "--actors", "0", "--total-steps", "2000", "--logdir", str(tmp_path)])
+    assert ungated.regularizer_steps() == ungated.steps
+    with pytest.raises(InputError, match="regularizer-gate-success"):
+        validate(Config(regularizer_gate_success=1.5))
+
+
+def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
+    def initial_weights(seed: str, folder: str) -> dict[str, torch.Tensor]:
+        config, given = parse_config([*EASY, "--seed", seed, "--logdir", str(tmp_path / folder)])
+        config, logdir, payload = open_run_folder(config, given)
+        torch.rand(7)  # whatever ran before in the process must not matter
+        return TrainingRun(config, logdir, payload).model.state_dict()
+
+    first, again, other = initial_weights("3", "a"), initial_weights("3", "b"), initial_weights("4", "c")
+    assert all(torch.equal(first[name], again[name]) for name in first)
+    assert not all(torch.equal(first[name], other[name]) for name in first)

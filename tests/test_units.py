@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch.func import functional_call
@@ -19,6 +21,7 @@ from nalu_rl import (
     total_regularizer,
 )
 from nalu_rl.units import ArithmeticUnit, ClampedUnit
+from nalu_rl.units.nau import init_bound
 
 IN_FEATURES = 100
 SUBSET_A = slice(10, 30)  # a = sum of x[10:30]
@@ -214,6 +217,18 @@ def test_nau_and_nmu_clamp_their_weights_and_the_regulariser_sums_over_a_model()
     assert total.item() == pytest.approx(0.5 / 6 + 0.5 / 6)
     clamp_unit_weights_(model)
     assert nau.W.abs().max() == 1 and nmu.W.min() == 0
+
+
+def test_nau_starts_within_half_so_no_weight_starts_on_a_regulariser_zero():
+    # Madsen & Johansen: r = min(1/2, sqrt(3) * Glorot std). A 2 -> 1 unit (the scalar count) has a
+    # Glorot bound of 1.41, which clamped half its weights' starts to exactly +-1.
+    assert init_bound(2, 1) == 0.5
+    assert init_bound(100, 100) == pytest.approx(math.sqrt(3.0 / 100))
+    torch.manual_seed(0)
+    weights = torch.cat([NAU(2, 1).weight.detach().flatten() for _ in range(500)])
+    assert weights.abs().max() <= 0.5
+    assert weights.abs().max() > 0.45 and weights.min() < 0 < weights.max()
+    assert NAU(100, 100).weight.abs().max() <= init_bound(100, 100)
 
 
 def _nac_addition_relative_error(seed: int, steps: int = 300) -> float:

@@ -290,7 +290,7 @@ def learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Weig
     started = time.perf_counter()
     run.record_batch(batch)
     lags = weights.version - batch.policy_versions
-    metrics = learner.update(batch.to(run.device), run.steps)
+    metrics = learner.update(batch.to(run.device), run.regularizer_steps())
     run.record_update(metrics)
     if metrics is not None:
         weights.publish(run.model)

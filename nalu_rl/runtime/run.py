@@ -141,6 +141,8 @@ class TrainingRun:
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
+        # Seeded before the model is built, so that --seed fixes its initial weights too.
+        torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
         env = TimeTrackEnv(**config.env_kwargs())
         try:
@@ -155,6 +157,9 @@ class TrainingRun:
         self.updates = 0
         self.start_steps = 0
         self.elapsed_before = 0.0
+        # The step at which the regulariser's ramp starts counting: 0, or with
+        # --regularizer-gate-success the step at which the recent success first reached it (None before).
+        self.regularizer_opened_at: int | None = None if config.regularizer_gate_success else 0
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
         random.seed(config.seed)
@@ -190,6 +195,9 @@ class TrainingRun:
                 group["lr"] = self.config.learning_rate
             self.steps = self.start_steps = int(payload["steps"])
             self.updates = int(payload["updates"])
+            opened_at = int(payload.get("regularizer_opened_at", 0))
+            if opened_at >= 0 or not self.config.regularizer_gate_success:
+                self.regularizer_opened_at = max(opened_at, 0)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
             rng = payload["rng"]
             torch.set_rng_state(rng["torch"])
@@ -211,6 +219,7 @@ class TrainingRun:
             "optimizer": self.optimizer.state_dict(),
             "steps": self.steps,
             "updates": self.updates,
+            "regularizer_opened_at": -1 if self.regularizer_opened_at is None else self.regularizer_opened_at,
             "elapsed_seconds": self.elapsed_seconds(),
             "rng": {
                 "torch": torch.get_rng_state(),
@@ -254,6 +263,17 @@ class TrainingRun:
         if len(delays):
             self.window.add(delays, successes, returns)
             self.counters.episodes += len(delays)
+
+    def regularizer_steps(self) -> int:
+        """The steps the regulariser's ramp has counted: all of them, or with --regularizer-gate-success
+        p those since the recent training success (a full window) first reached p; -1 (no
+        regulariser) before that."""
+        if self.regularizer_opened_at is None:
+            gate = self.config.regularizer_gate_success
+            if not (self.window.full and self.window.success_rate() >= gate):
+                return -1
+            self.regularizer_opened_at = self.steps
+        return self.steps - self.regularizer_opened_at
 
     def record_update(self, metrics: dict[str, float] | None) -> None:
         """Account for an update: its metrics when applied, None when it was skipped because its

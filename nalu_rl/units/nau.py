@@ -14,6 +14,7 @@ outside the range, where the clamp passes no gradient; `clamp_weights_()` (or
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import torch
@@ -33,6 +34,17 @@ def regularizer_scale(step: int, start: int, end: int, max_scale: float) -> floa
     if end <= start:
         return max_scale if step >= start else 0.0
     return max_scale * min(max((step - start) / (end - start), 0.0), 1.0)
+
+
+def init_bound(in_features: int, out_features: int) -> float:
+    """Madsen & Johansen's NAU initialisation bound r = min(1/2, sqrt(3) * std), std = sqrt(2 / (in + out)).
+
+    sqrt(3) * std is the Glorot-uniform bound; the cap at 1/2 keeps every weight at its start
+    strictly between the regulariser's zeros (0 and +-1), where it still pulls. Without the cap a
+    small unit (2 inputs, 1 output: bound 1.41) often starts with a weight clamped to exactly +-1,
+    committed to a vertex before training has said which.
+    """
+    return min(0.5, math.sqrt(3.0) * math.sqrt(2.0 / (in_features + out_features)))
 
 
 class ClampedUnit(ArithmeticUnit):
@@ -68,9 +80,9 @@ class NAU(ClampedUnit):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Draw W from a Glorot-uniform distribution (mean 0, variance 2 / (in + out)), within [-1, 1]."""
-        nn.init.xavier_uniform_(self.W)
-        self.clamp_weights_()
+        """Draw W uniformly from [-r, r] with r = `init_bound(in, out)` (at most 1/2)."""
+        bound = init_bound(self.in_features, self.out_features)
+        nn.init.uniform_(self.W, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
         """x [..., in] -> x @ W.T [..., out]."""
