@@ -144,6 +144,16 @@ def nau_saturated_count_wiring() -> Wiring:
     return replace(nau_scalar_count_wiring(), actor_count_clip=10.0)
 
 
+def signed_count_wiring() -> Wiring:
+    """nau-saturated-count with a signed NAU: its regulariser pulls both count weights to -1 or +1,
+    never to 0, so the count can settle only on +-(T - t - 1) or +-(T + t + 1), never on nothing.
+
+    The sparsity regulariser of the NAU pulls a weight below 1/2 to 0; a count whose weights are
+    still small when it enters is lost, or held by the policy at a fraction of the time left.
+    """
+    return replace(nau_saturated_count_wiring(), unit="signed-nau")
+
+
 def nac_ff_wiring() -> Wiring:
     """No LSTM: a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]) and MLP(128) actor and critic on
     [encoder, m]; the reference for how far a pure counter extrapolates.
@@ -209,6 +219,7 @@ WIRINGS: dict[str, Callable[[], Wiring]] = {
     "nac-scalar-count": nac_scalar_count_wiring,
     "nau-scalar-count": nau_scalar_count_wiring,
     "nau-saturated-count": nau_saturated_count_wiring,
+    "signed-count": signed_count_wiring,
     "nau-ff": nau_ff_wiring,
 }
 AGENT_NAMES: tuple[str, ...] = tuple(WIRINGS)

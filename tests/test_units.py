@@ -276,3 +276,17 @@ def test_every_unit_shares_the_base_and_keeps_its_checkpoint_parameter_names(
         torch.testing.assert_close(regularizer, sparsity_regularizer(unit.weight))
     else:
         assert regularizer.item() == 0.0
+
+
+def test_signed_nau_regulariser_pulls_each_weight_to_plus_or_minus_one_keeping_its_sign():
+    from nalu_rl.units import SignedNAU
+
+    unit = SignedNAU(2, 1)
+    with torch.no_grad():
+        unit.W.copy_(torch.tensor([[0.2, -0.3]]))
+    unit.regularizer().backward()
+    # Gradient descent moves +0.2 up and -0.3 down: away from 0, towards +1 and -1.
+    assert unit.W.grad[0, 0] < 0 < unit.W.grad[0, 1]
+    with torch.no_grad():
+        unit.W.copy_(torch.tensor([[1.0, -1.0]]))
+    assert float(unit.regularizer()) == 0.0

@@ -3,7 +3,7 @@
 base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser of every unit;
               run_in_float32, for what must stay exact under reduced precision
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
-nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, sparsity_regularizer,
+nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, sparsity_regularizer,
               regularizer_scale
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer, clamp_unit_weights_
@@ -11,7 +11,7 @@ registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
 from nalu_rl.units.nac import NAC, NALU, nac_weight
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit, regularizer_scale, sparsity_regularizer
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, regularizer_scale, sparsity_regularizer
 from nalu_rl.units.recurrent import RecurrentUnit
 from nalu_rl.units.registry import (
     ARITHMETIC_UNITS,
@@ -30,6 +30,7 @@ __all__ = [
     "ArithmeticUnit",
     "ClampedUnit",
     "RecurrentUnit",
+    "SignedNAU",
     "clamp_unit_weights_",
     "make_unit",
     "nac_weight",

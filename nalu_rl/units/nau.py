@@ -89,6 +89,20 @@ class NAU(ClampedUnit):
         return nn.functional.linear(x, self.weight)
 
 
+class SignedNAU(NAU):
+    """A NAU whose regulariser pulls every weight to -1 or +1, never to 0: mean of 1 - |W|.
+
+    For a unit that must use each of its inputs with a weight of exactly one, such as the count of
+    the time left T - t - 1 from [stimulus, 1] (both weights +-1). The sparsity regulariser pulls a
+    weight smaller than 1/2 to 0, where such a count is lost; this one keeps each weight's sign and
+    takes its magnitude to 1.
+    """
+
+    def regularizer(self) -> Tensor:
+        """The mean of 1 - |W| (zero exactly when every weight is -1 or +1; unscaled)."""
+        return (1 - self.weight.abs()).mean()
+
+
 class NMU(ClampedUnit):
     """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
 

@@ -9,9 +9,15 @@ from torch import Tensor, nn
 
 from nalu_rl.units.base import ArithmeticUnit
 from nalu_rl.units.nac import NAC, NALU
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU
 
-ARITHMETIC_UNITS: dict[str, type[nn.Module]] = {"nac": NAC, "nalu": NALU, "nau": NAU, "nmu": NMU}
+ARITHMETIC_UNITS: dict[str, type[nn.Module]] = {
+    "nac": NAC,
+    "nalu": NALU,
+    "nau": NAU,
+    "signed-nau": SignedNAU,
+    "nmu": NMU,
+}
 
 
 def unit_class(name_or_class: str | type[nn.Module]) -> type[nn.Module]:
