@@ -390,7 +390,7 @@ def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> 
 
 def test_actor_count_clip_is_off_by_default_and_validated() -> None:
     clipped = {name for name in AGENT_NAMES if agent_wiring(name).actor_count_clip}
-    assert clipped == {"nau-saturated-count"}
+    assert clipped == {"nau-saturated-count", "signed-count"}
     older = agent_wiring("nau-scalar-count").to_dict()
     del older["actor_count_clip"]
     assert Wiring.from_dict(older).actor_count_clip == 0.0
