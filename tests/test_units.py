@@ -289,4 +289,4 @@ def test_signed_nau_regulariser_pulls_each_weight_to_plus_or_minus_one_keeping_i
     assert unit.W.grad[0, 0] < 0 < unit.W.grad[0, 1]
     with torch.no_grad():
         unit.W.copy_(torch.tensor([[1.0, -1.0]]))
-    assert float(unit.regularizer()) == 0.0
+    assert float(unit.regularizer().detach()) == 0.0
