@@ -291,30 +291,25 @@ def test_a_buffer_released_to_an_actor_whose_pipe_closed_goes_to_its_successor()
     from nalu_rl.runtime.workers import WorkerPool
 
     starts = []
-    ledger = []
 
     def worker_args(worker_id, link):
         starts.append(worker_id)
         return (len(starts) - 1, link)
 
     pool = WorkerPool(
-        multiprocessing.get_context("spawn"),
-        1,
-        close_pipe_then_exit_or_echo,
-        worker_args,
-        name="test-worker",
-        on_start=lambda worker_id: ledger[0].hand_out(worker_id) if ledger else None,
+        multiprocessing.get_context("spawn"), 1, close_pipe_then_exit_or_echo, worker_args, name="test-worker"
     )
-    ledger.append(ActorBuffers(pool, buffers_per_actor=2))
+    actor_buffers = ActorBuffers(pool, buffers_per_actor=2)
+    pool.on_start = actor_buffers.hand_out
     try:
         pool.start_all()
         assert wait_for(lambda: not pool.receive(0.05) and pool.links[0] is None, timeout=20)
         assert pool.processes[0].is_alive()  # its pipe is closed, it has not exited yet
-        ledger[0].release(0, 1)  # used to fail: 'NoneType' object has no attribute 'send'
+        actor_buffers.release(0, 1)  # used to fail: 'NoneType' object has no attribute 'send'
         assert wait_for(lambda: not pool.processes[0].is_alive(), timeout=5)
         assert pool.replace_dead() == 1
         echoed = []
-        assert wait_for(lambda: echoed.extend(ledger[0].filled(0.05)) or len(echoed) == 2, timeout=20)
+        assert wait_for(lambda: echoed.extend(actor_buffers.filled(0.05)) or len(echoed) == 2, timeout=20)
         assert sorted(echoed) == [(0, 0), (0, 1)]
     finally:
         pool.close(timeout=1.0)

@@ -170,7 +170,6 @@ def start_actor_pool(
     return the shared per-actor busy seconds."""
     busy_seconds = context.Array("d", run.config.actors, lock=False)
     config_dict = run.config.to_dict()
-    ledger: list[ActorBuffers] = []
 
     def actor_args(actor_id: int, link: Any) -> tuple[Any, ...]:
         return (
@@ -185,17 +184,11 @@ def start_actor_pool(
             pool.stop,
         )
 
-    pool = WorkerPool(
-        context,
-        run.config.actors,
-        actor_process,
-        actor_args,
-        name="nalu_rl-actor",
-        on_start=lambda actor_id: ledger[0].hand_out(actor_id),
-    )
-    ledger.append(ActorBuffers(pool, buffers_per_actor))
+    pool = WorkerPool(context, run.config.actors, actor_process, actor_args, name="nalu_rl-actor")
+    actor_buffers = ActorBuffers(pool, buffers_per_actor)
+    pool.on_start = actor_buffers.hand_out  # each (re)started actor gets the buffers it holds
     pool.start_all()
-    return pool, ledger[0], busy_seconds
+    return pool, actor_buffers, busy_seconds
 
 
 def busy_fraction(busy_seconds: Any, elapsed_seconds: float) -> float:
