@@ -72,6 +72,9 @@ class Config:
     reward_mode: str = _option("graded", "reward at arrival", choices=("graded", "exact"))
     seed: int = _option(0, "random seed of the run")
     learning_rate: float = _option(7e-4, "Adam learning rate")
+    unit_lr_scale: float = _option(
+        1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
+    )
     gamma: float = _option(0.99, "discount factor")
     entropy_coef: float = _option(0.01, "weight of the entropy bonus")
     value_coef: float = _option(0.5, "weight of the value loss")
@@ -192,9 +195,7 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         if item.name == "agent":
             help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
         if kind is bool:
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, help=help_text, **extra
-            )
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
         elif typing.get_origin(kind) is tuple:
             element = typing.get_args(kind)[0]
             parser.add_argument(flag, type=element, nargs=2, help=help_text, **extra)
@@ -269,6 +270,8 @@ def validate(config: Config) -> None:
         raise InputError(f"--gamma must be in (0, 1], got {config.gamma}")
     if config.learning_rate <= 0:
         raise InputError(f"--learning-rate must be positive, got {config.learning_rate}")
+    if not 0 < config.unit_lr_scale < float("inf"):  # also rejects NaN
+        raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
     if not config.target_fraction >= 0.0:
         raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
     if config.device == "cuda":

@@ -33,9 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"OUT/{CSV_NAME} and OUT/{PNG_NAME}.",
     )
     parser.add_argument("--checkpoint", nargs="+", metavar="PATH", help="checkpoint files or run folders")
-    parser.add_argument(
-        "--agent", nargs="+", metavar="NAME", help=shipped_agent_help()
-    )
+    parser.add_argument("--agent", nargs="+", metavar="NAME", help=shipped_agent_help())
     parser.add_argument(
         "--delays", default="1-40", help="delays T to evaluate: ranges and lists, e.g. 1-10,20,40"
     )

@@ -45,6 +45,7 @@ def learner_samples_per_second(
 ) -> float:
     """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
     from envs import TimeTrackVectorEnv
+
     try:  # revisions before the runtime room kept these modules in nalu_rl/ itself
         from nalu_rl.runtime.actor import Actor
         from nalu_rl.runtime.learner import Learner

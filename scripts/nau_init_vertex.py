@@ -32,8 +32,10 @@ def main() -> None:
         weight = make_agent(args.agent, space).counter_unit.weight.detach()
         at_vertex += bool((weight.abs() >= 1).any())
         largest = max(largest, float(weight.abs().max()))
-    print(f"{args.agent}: {at_vertex}/{args.builds} builds ({at_vertex / args.builds:.3f}) start with a "
-          f"weight at +-1; largest |w| at start {largest:.3f}")
+    print(
+        f"{args.agent}: {at_vertex}/{args.builds} builds ({at_vertex / args.builds:.3f}) start with a "
+        f"weight at +-1; largest |w| at start {largest:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -33,9 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", default="12,20,40,100,200,500,1000", help="delays whose success is shown")
     args = parser.parse_args(argv)
     shown = [int(delay) for delay in args.show.split(",")]
-    print(f"| seed | {args.train_range[0]}..{args.train_range[1]} (of ceiling) | lowest of ceiling, "
-          f"T {args.hold_from}..{args.hold_to} | first T below {args.hold} | "
-          + " | ".join(f"T={delay}" for delay in shown) + " |")
+    print(
+        f"| seed | {args.train_range[0]}..{args.train_range[1]} (of ceiling) | lowest of ceiling, "
+        f"T {args.hold_from}..{args.hold_to} | first T below {args.hold} | "
+        + " | ".join(f"T={delay}" for delay in shown)
+        + " |"
+    )
     print("|---|---|---|---|" + "---|" * len(shown))
     holding = 0
     for path in args.csv:
@@ -48,10 +51,14 @@ def main(argv: list[str] | None = None) -> int:
         below = [d for d in span if fractions[d] < args.hold]
         holding += not below
         cells = [f"{rates[d][0]:.3f}" if d in rates else "" for d in shown]
-        print(f"| {seed} | {sum(train) / len(train):.3f} | {min(fractions.values()):.3f} | "
-              f"{below[0] if below else 'none'} | " + " | ".join(cells) + " |")
-    print(f"\n{holding} of {len(args.csv)} seeds hold >= {args.hold} of the ceiling at every evaluated T "
-          f"from {args.hold_from} to {args.hold_to}.")
+        print(
+            f"| {seed} | {sum(train) / len(train):.3f} | {min(fractions.values()):.3f} | "
+            f"{below[0] if below else 'none'} | " + " | ".join(cells) + " |"
+        )
+    print(
+        f"\n{holding} of {len(args.csv)} seeds hold >= {args.hold} of the ceiling at every evaluated T "
+        f"from {args.hold_from} to {args.hold_to}."
+    )
     return 0
 
 

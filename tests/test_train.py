@@ -173,6 +173,30 @@ def test_resume_applies_a_new_learning_rate(tmp_path: Path) -> None:
     assert [group["lr"] for group in saved["optimizer"]["param_groups"]] == [1e-5]
 
 
+def test_the_units_weights_learn_at_their_own_rate_and_keep_it_on_resume(tmp_path: Path) -> None:
+    from nalu_rl.units import ArithmeticUnit
+
+    argv = [*EASY, "--agent", "signed-count", "--unit-lr-scale", "10"]
+    run = TrainingRun(parse_config([*argv, "--actors", "0"])[0], tmp_path / "probe")
+    model, optimizer = run.model, run.optimizer
+    unit_ids = {id(p) for m in model.modules() if isinstance(m, ArithmeticUnit) for p in m.parameters()}
+    others, units = optimizer.param_groups
+    assert unit_ids and {id(p) for p in units["params"]} == unit_ids
+    assert not unit_ids & {id(p) for p in others["params"]}
+    assert (others["lr"], units["lr"]) == (3e-3, pytest.approx(3e-2))
+    # Adam's first step moves every weight by about its group's rate.
+    unit_weight = units["params"][0]
+    before = unit_weight.detach().clone()
+    sum(p.sum() for p in model.parameters()).backward()
+    optimizer.step()
+    assert torch.allclose((unit_weight.detach() - before).abs(), torch.tensor(3e-2), rtol=1e-3)
+
+    train.run_training([*argv, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path / "run")])
+    resume = ["--resume", str(tmp_path / "run"), "--total-steps", "1280", "--learning-rate", "1e-5"]
+    resumed = train.run_training(resume)
+    assert [group["lr"] for group in resumed.optimizer.param_groups] == [1e-5, pytest.approx(1e-4)]
+
+
 def test_resume_refuses_to_change_the_task(tmp_path: Path, capsys) -> None:
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
     code, stderr = run_cli_capture(["--resume", str(tmp_path), "--size", "5"], capsys)

@@ -19,13 +19,14 @@ import torch
 from nalu_rl.runtime.actor import Actor, build_policy, environment_spaces
 from nalu_rl.runtime.learner import compute_loss, guarded_update
 from nalu_rl.runtime.rollout import RolloutBuffers
-from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run import TrainingRun, build_optimizer
 from nalu_rl.runtime.workers import WorkerPool, prepare_worker_process
 from nalu_rl.units import clamp_unit_weights_
 
 
 def share_optimizer_state(optimizer: torch.optim.Adam) -> list[dict[str, torch.Tensor]]:
-    """Create Adam's per-parameter state now (if absent) in shared memory; return it in parameter order."""
+    """Create Adam's per-parameter state now (if absent) in shared memory; return it in the order of
+    the optimizer's groups."""
     states = []
     for group in optimizer.param_groups:
         for parameter in group["params"]:
@@ -65,8 +66,9 @@ def worker_process(
         num_buffers=1,
         shared=False,
     )
-    optimizer = torch.optim.Adam(shared_model.parameters(), lr=config.learning_rate)
-    for parameter, state in zip(shared_model.parameters(), optimizer_states, strict=True):
+    optimizer = build_optimizer(shared_model, config)
+    parameters = [parameter for group in optimizer.param_groups for parameter in group["params"]]
+    for parameter, state in zip(parameters, optimizer_states, strict=True):
         optimizer.state[parameter] = state
     local_model.load_state_dict(shared_model.state_dict())
     actor = Actor(config, local_model, num_envs, seed)

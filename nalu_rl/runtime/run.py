@@ -26,6 +26,7 @@ from nalu_rl.config import Config, validate
 from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.rollout import RolloutBatch
+from nalu_rl.units import ArithmeticUnit
 
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
 MAX_RESTARTS_WITHOUT_PROGRESS = 10
@@ -35,6 +36,31 @@ FIXED_ON_RESUME = ("agent", "obs", "size", "delay_range", "stimulus", "reward_mo
 
 # TensorBoard histograms of the arithmetic units' weights are written every this many logs.
 HISTOGRAM_EVERY_LOGS = 6
+
+
+def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
+    """Adam over the model's parameters, the arithmetic units' weights at --unit-lr-scale times the rate.
+
+    With a scale of 1 there is one parameter group; otherwise the units' weights form a second. Each
+    group carries its `lr_scale`, so a resumed run can set a new --learning-rate on every group.
+    """
+    unit_parameters = {
+        id(parameter)
+        for module in model.modules()
+        if isinstance(module, ArithmeticUnit)
+        for parameter in module.parameters()
+    }
+    parameters = list(model.parameters())
+    if config.unit_lr_scale == 1.0 or not unit_parameters:
+        groups = [{"params": parameters, "lr_scale": 1.0}]
+    else:
+        groups = [
+            {"params": [p for p in parameters if id(p) not in unit_parameters], "lr_scale": 1.0},
+            {"params": [p for p in parameters if id(p) in unit_parameters], "lr_scale": config.unit_lr_scale},
+        ]
+    for group in groups:
+        group["lr"] = config.learning_rate * group["lr_scale"]
+    return torch.optim.Adam(groups, lr=config.learning_rate)
 
 
 @dataclass
@@ -152,7 +178,7 @@ class TrainingRun:
                 f"cannot resume from this checkpoint: its wiring is invalid: {error}"
             ) from None
         self.model.to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
+        self.optimizer = build_optimizer(self.model, config)
         self.steps = 0
         self.updates = 0
         self.start_steps = 0
@@ -189,10 +215,12 @@ class TrainingRun:
     def _restore(self, payload: dict[str, Any]) -> None:
         try:
             self.model.load_state_dict(payload["model"])
+            scales = [group["lr_scale"] for group in self.optimizer.param_groups]
             self.optimizer.load_state_dict(payload["optimizer"])
-            # Adam's saved state carries the old learning rate; a --learning-rate given on resume wins.
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.config.learning_rate
+            # Adam's saved state carries the old learning rates; a --learning-rate given on resume wins.
+            for group, scale in zip(self.optimizer.param_groups, scales, strict=True):
+                group["lr_scale"] = scale
+                group["lr"] = self.config.learning_rate * scale
             self.steps = self.start_steps = int(payload["steps"])
             self.updates = int(payload["updates"])
             opened_at = int(payload.get("regularizer_opened_at", 0))
