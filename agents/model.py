@@ -24,14 +24,21 @@ import gymnasium
 import torch
 from torch import Tensor, nn
 
-from agents.cores import SEQUENCE_SIGNALS, AccumulatorCore, Core, LSTMCore, RecurrentUnitCore
+from agents.cores import (
+    SEQUENCE_SIGNALS,
+    AccumulatorCore,
+    Core,
+    LinearRecurrenceCore,
+    LSTMCore,
+    RecurrentUnitCore,
+)
 from agents.encoders import make_encoder
 from nalu_rl.units import total_regularizer
 
 LSTM_INPUTS = ("encoder", "stimulus", "count")
 COUNTER_INPUTS = ("encoder", "stimulus", "bias", "lstm")
 HEAD_INPUTS = ("encoder", "stimulus", "lstm", "count")
-COUNTER_KINDS = ("accumulator", "recurrent")
+COUNTER_KINDS = ("accumulator", "recurrent", "linear-recurrence")
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,8 @@ class Wiring:
     """How a core is assembled: what the LSTM, the counter and each head read (see the module docstring).
 
     lstm_inputs: the LSTM's inputs among "encoder", "stimulus", "count"; empty means no LSTM.
-    counter: None (no counter), "accumulator" or "recurrent".
+    counter: None (no counter), "accumulator", "recurrent" (both built on `unit`) or
+        "linear-recurrence" (the LRU's diagonal linear recurrence; `unit` is not used).
     counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "lstm".
     actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "lstm", "count".
     actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
@@ -185,9 +193,14 @@ class ActorCritic(nn.Module):
         if wiring.has_lstm:
             cores.append(LSTMCore(wiring.lstm_inputs, widths, wiring.lstm_size))
         if wiring.counter is not None:
-            counter_core = AccumulatorCore if wiring.counter == "accumulator" else RecurrentUnitCore
             counter_width = sum(widths[name] for name in wiring.counter_inputs)
-            cores.append(counter_core(wiring.unit, wiring.counter_inputs, counter_width, wiring.counter_size))
+            if wiring.counter == "linear-recurrence":
+                cores.append(LinearRecurrenceCore(wiring.counter_inputs, counter_width, wiring.counter_size))
+            else:
+                counter_core = AccumulatorCore if wiring.counter == "accumulator" else RecurrentUnitCore
+                cores.append(
+                    counter_core(wiring.unit, wiring.counter_inputs, counter_width, wiring.counter_size)
+                )
         # The cores stay out of the module tree (a plain tuple): their layers are registered here under
         # the names checkpoints have always used (lstm_input, lstm_hidden, lstm_count, counter_unit).
         for core in cores:

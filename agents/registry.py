@@ -186,6 +186,16 @@ def nac_wiring() -> Wiring:
     return replace(nac_critic_lstm_wiring(), feature_norm=True)
 
 
+def lru_wiring() -> Wiring:
+    """The `nac` wiring with the NAC accumulator replaced by a diagonal linear recurrence (the LRU of
+    Orvieto et al. 2023, 8 complex modes, on [stimulus, 1]): the strongest non-arithmetic baseline.
+
+    Both counters are linear states in the same slot; only the NAC's has an identity recurrence and
+    weights biased towards -1, 0 and 1. What the LRU lacks is the arithmetic, not the linearity.
+    """
+    return replace(nac_wiring(), counter="linear-recurrence")
+
+
 def nalu_wiring() -> Wiring:
     """The `nac` wiring with a NALU (gated add / multiply, tied weights) as the counter's unit."""
     return replace(nac_wiring(), unit="nalu")
@@ -204,6 +214,7 @@ def nau_ff_wiring() -> Wiring:
 WIRINGS: dict[str, Callable[[], Wiring]] = {
     "lstm": lstm_wiring,
     "nac": nac_wiring,
+    "lru": lru_wiring,
     "lstm-norm": lstm_norm_wiring,
     "nalu": nalu_wiring,
     "nau": nau_wiring,

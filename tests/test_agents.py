@@ -92,7 +92,9 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
     wiring = model.wiring
     if wiring.has_lstm:
         assert named["lstm_h"].shape == (batch, wiring.lstm_size)
-    if wiring.counter is not None:
+    if wiring.counter == "linear-recurrence":
+        assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
+    elif wiring.counter is not None:
         assert named[wiring.unit].shape == (batch, wiring.counter_size)
 
 

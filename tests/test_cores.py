@@ -10,7 +10,7 @@ import torch
 from gymnasium import spaces
 
 from agents import Wiring, agent_wiring, make_agent
-from agents.cores import AccumulatorCore, Core, LSTMCore, RecurrentUnitCore
+from agents.cores import AccumulatorCore, Core, LinearRecurrenceCore, LSTMCore, RecurrentUnitCore
 
 WIDTHS = {"encoder": 6, "stimulus": 1, "bias": 1, "lstm": 5, "count": 3}
 STEPS, BATCH = 5, 4
@@ -41,6 +41,8 @@ def all_cores() -> list[Core]:
         AccumulatorCore("nau", ("lstm", "stimulus", "bias"), 7, WIDTHS["count"]),
         RecurrentUnitCore("nac", ("stimulus", "bias"), 2, WIDTHS["count"]),
         RecurrentUnitCore("nac", ("lstm", "stimulus"), 6, WIDTHS["count"]),
+        LinearRecurrenceCore(("stimulus", "bias"), 2, WIDTHS["count"]),
+        LinearRecurrenceCore(("lstm", "stimulus"), 6, WIDTHS["count"]),
     ]
 
 
@@ -107,6 +109,32 @@ def test_accumulator_adds_its_increment_to_the_carried_count() -> None:
     expected = 10.0 + torch.cumsum(sequence_signals()["stimulus"] + 1.0, dim=0)
     torch.testing.assert_close(counts, expected, rtol=0, atol=0)
     torch.testing.assert_close(final, expected[-1], rtol=0, atol=0)
+
+
+def test_the_linear_recurrence_is_the_complex_diagonal_recurrence_and_stays_stable() -> None:
+    torch.manual_seed(3)
+    core = LinearRecurrenceCore(("encoder", "stimulus", "bias"), 8, WIDTHS["count"])
+    recurrence = core.linear_recurrence
+    modulus = torch.exp(-torch.exp(recurrence.nu_log)).detach()
+    assert bool(((modulus >= 0.9) & (modulus <= 0.999)).all())
+    keeps = torch.ones(STEPS, BATCH, 1)
+    with torch.no_grad():
+        outputs, (real, imag) = run_core(core, core.initial_state(BATCH), keeps)
+        lam = torch.complex(*recurrence.eigenvalues()).to(torch.complex128)
+        gamma = torch.exp(recurrence.gamma_log).double()
+        b = torch.complex(recurrence.input_real, recurrence.input_imag).to(torch.complex128)
+        c = torch.complex(recurrence.output_real, recurrence.output_imag).to(torch.complex128)
+        sequence = sequence_signals()
+        z = torch.zeros(BATCH, WIDTHS["count"], dtype=torch.complex128)
+        for t in range(STEPS):
+            x = torch.cat([sequence[name][t] for name in core.inputs], -1).double()
+            z = lam * z + gamma * (x.to(torch.complex128) @ b.T)
+            expected = (z @ c.T).real + x @ recurrence.skip.double().T
+            torch.testing.assert_close(outputs[t].double(), expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(torch.complex(real, imag).to(torch.complex128), z, rtol=1e-5, atol=1e-5)
+        # Whatever the weights, |lambda| never exceeds 1: no mode can grow.
+        recurrence.nu_log.fill_(-30.0)
+        assert bool((torch.complex(*recurrence.eigenvalues()).abs() <= 1.0).all())
 
 
 def test_only_a_counter_that_reads_another_core_prepares_nothing_ahead() -> None:
