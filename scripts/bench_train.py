@@ -31,7 +31,12 @@ from typing import Any
 
 import torch
 
-from nalu_rl import train
+if os.environ.get("BENCH_TRAIN_REVISION_TREE"):
+    # A revision's subprocess imports that revision's packages only: an editable install's finder
+    # would otherwise hand it the working tree's version of any module the revision lacks.
+    sys.meta_path = [finder for finder in sys.meta_path if "__editable__" not in finder.__module__]
+
+from nalu_rl import train  # noqa: E402
 
 
 def training_run(argv: list[str]) -> Any:
@@ -156,7 +161,7 @@ def measure_in_subprocess(
         str(arguments.batch_unrolls),
     ]
     command += ["--learner-steps", str(arguments.learner_steps), "--updates", str(arguments.updates)]
-    environment = {**os.environ, "PYTHONPATH": tree}
+    environment = {**os.environ, "PYTHONPATH": tree, "BENCH_TRAIN_REVISION_TREE": tree}
     result = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=tree, check=True)
     return float(result.stdout.split()[-1])
 
