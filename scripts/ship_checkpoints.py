@@ -2,10 +2,12 @@
 
 The choice uses training-range performance only: the run whose evaluation has the highest mean
 success rate over the delays of its own training range wins. Extrapolation, the thing the
-checkpoints are meant to show, plays no part in it.
+checkpoints are meant to show, plays no part in it. The evaluation scored must be that of the
+run's `checkpoint.pt`, the file shipped.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
     python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # -> nac-pixels.pt
+    python scripts/ship_checkpoints.py runs/sweeps/NAME --agents signed-count --evaluation long
 """
 
 from __future__ import annotations
@@ -17,32 +19,44 @@ from pathlib import Path
 from nalu_rl.checkpoint import SHIPPED_FOLDER, load_checkpoint, save_checkpoint
 
 
-def training_range_success(run: Path, delay_range: tuple[int, int]) -> float:
-    """Mean success rate of a run's evaluation over the delays of its training range."""
+def training_range_success(evaluation: Path, delay_range: tuple[int, int]) -> float:
+    """Mean success rate of an evaluation CSV over the delays of its run's training range."""
     low, high = delay_range
-    with open(run / "success_by_delay.csv", newline="") as file:
+    with open(evaluation, newline="") as file:
         rows = csv.DictReader(file)
         rates = [float(row["success_rate"]) for row in rows if low <= int(row["delay"]) <= high]
     if len(rates) != high - low + 1:
-        raise SystemExit(f"{run}: its evaluation does not cover the training range {low}..{high}")
+        raise SystemExit(f"{evaluation}: it does not cover the training range {low}..{high}")
     return sum(rates) / len(rates)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("root", type=Path, help="folder holding <agent>/seed<k>/ run folders")
+    parser.add_argument(
+        "root",
+        type=Path,
+        help="folder holding <agent>/seed<k>/ run folders, or a sweep folder (<agent>-<obs>-seed<k>/)",
+    )
+    parser.add_argument(
+        "--evaluation",
+        default="",
+        help="the run's evaluation to score: success_by_delay.csv in this subfolder of each run "
+        "(default: the run folder's own)",
+    )
     parser.add_argument("--agents", nargs="+", required=True, help="agents to ship")
     parser.add_argument("--out", type=Path, default=SHIPPED_FOLDER, help="destination folder")
     parser.add_argument("--suffix", default="", help="appended to the agent's name in the file name")
     args = parser.parse_args()
     for agent in args.agents:
         scored = []
-        for run in sorted((args.root / agent).glob("seed*")):
-            if not (run / "success_by_delay.csv").is_file():
+        runs = sorted((args.root / agent).glob("seed*")) or sorted(args.root.glob(f"{agent}-*-seed*"))
+        for run in runs:
+            evaluation = run / args.evaluation / "success_by_delay.csv"
+            if not evaluation.is_file():
                 continue
             payload = load_checkpoint(run / "checkpoint.pt")
             delay_range = tuple(payload["config"]["delay_range"])
-            scored.append((training_range_success(run, delay_range), run, payload))
+            scored.append((training_range_success(evaluation, delay_range), run, payload))
         if not scored:
             raise SystemExit(f"no finished runs of {agent} under {args.root}")
         for score, run, _ in scored:
