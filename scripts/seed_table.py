@@ -3,7 +3,8 @@
 For each CSV (one seed of one agent, as kept under docs/data/<obs>/<agent>/seed<k>.csv) prints one
 Markdown row: the mean success over the training range (as a fraction of the ceiling), the lowest
 fraction of the ceiling over T in [--hold-from, --hold-to], the first T there below --hold
-(none: holds), and the success rate at each of --show; then how many seeds hold.
+(none: holds), and the success rate at each of --show; then how many seeds hold, and the mean
+training-range fraction of the ceiling over seeds with its 95% t-interval.
     python scripts/seed_table.py docs/data/symbolic/nau-saturated-count/seed*.csv
 """
 
@@ -14,6 +15,8 @@ import csv
 import re
 import sys
 from pathlib import Path
+
+from nalu_rl.stats import t_interval
 
 
 def read_rates(path: Path) -> dict[int, tuple[float, float]]:
@@ -41,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|" + "---|" * len(shown))
     holding = 0
+    training_fractions = []
     for path in args.csv:
         rates = read_rates(path)
         seed = re.sub(r"\D", "", path.stem) or path.stem
@@ -50,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         fractions = {d: rates[d][0] / rates[d][1] for d in span}
         below = [d for d in span if fractions[d] < args.hold]
         holding += not below
+        training_fractions.append(sum(train) / len(train))
         cells = [f"{rates[d][0]:.3f}" if d in rates else "" for d in shown]
         print(
             f"| {seed} | {sum(train) / len(train):.3f} | {min(fractions.values()):.3f} | "
@@ -59,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{holding} of {len(args.csv)} seeds hold >= {args.hold} of the ceiling at every evaluated T "
         f"from {args.hold_from} to {args.hold_to}."
     )
+    if len(training_fractions) > 1:
+        mean, low, high = t_interval(training_fractions)
+        print(
+            f"Mean over seeds of the training-range success as a fraction of the ceiling: {mean:.3f} "
+            f"[{low:.3f}, {high:.3f}] (95% t-interval)."
+        )
     return 0
 
 

@@ -1,9 +1,9 @@
 """Choose one trained run per agent and ship its weights as nalu_rl/checkpoints/<agent>.pt.
 
 The choice uses training-range performance only: the run whose evaluation has the highest mean
-success rate over the delays of its own training range wins. Extrapolation, the thing the
-checkpoints are meant to show, plays no part in it. The evaluation scored must be that of the
-run's `checkpoint.pt`, the file shipped.
+success rate over the delays of its own training range wins (on a tie, the first in name order).
+Extrapolation, the thing the checkpoints are meant to show, plays no part in it. The evaluation
+scored must be that of the run's `checkpoint.pt`, the file shipped.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
     python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # -> nac-pixels.pt
