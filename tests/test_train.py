@@ -295,6 +295,19 @@ def test_worker_processes_build_the_runs_wiring_not_their_own_registrys(
     assert trained["wiring"] == moved.to_dict()
 
 
+def test_hogwild_workers_step_the_units_own_group_with_its_shared_adam_state(tmp_path: Path) -> None:
+    argv = [*EASY, "--agent", "nau-scalar-count", "--runtime", "hogwild", "--actors", "1"]
+    train.run_training([*argv, "--unit-lr-scale", "10", "--total-steps", "1280", "--logdir", str(tmp_path)])
+    saved = load_checkpoint(tmp_path)
+    others, units = saved["optimizer"]["param_groups"]
+    assert (others["lr"], units["lr"]) == (3e-3, pytest.approx(3e-2)) and len(units["params"]) == 1
+    # Every parameter's Adam moments have its own shape: states were matched to parameters in group order.
+    states = saved["optimizer"]["state"]
+    assert all(float(state["step"]) > 0 for state in states.values())
+    state_shapes = sorted(tuple(state["exp_avg"].shape) for state in states.values())
+    assert state_shapes == sorted(tuple(tensor.shape) for tensor in saved["model"].values())
+
+
 def test_resume_refuses_a_checkpoint_with_an_invalid_wiring(tmp_path: Path, capsys) -> None:
     from nalu_rl.checkpoint import save_checkpoint
 
