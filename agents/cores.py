@@ -130,12 +130,16 @@ class LSTMCore(Core):
 
 
 class CounterCore(Core):
-    """A counter: a state m [B, size] updated by an arithmetic unit; the state is named after the unit."""
+    """A counter: it produces "count" = m_t [B, size] and reads its own state only through its recurrence.
+
+    By default `prepare` gives x_t itself, the concat of its inputs, for all T steps at once when
+    it reads no core.
+    """
 
     signal = "count"
 
-    def __init__(self, unit: str, inputs: tuple[str, ...], size: int) -> None:
-        super().__init__(inputs, (unit,), size)
+    def __init__(self, state_names: tuple[str, ...], inputs: tuple[str, ...], size: int) -> None:
+        super().__init__(inputs, state_names, size)
         if "count" in inputs:
             raise ValueError("a counter core reads its own state through its recurrence, not as an input")
 
@@ -143,6 +147,12 @@ class CounterCore(Core):
     def stepwise_inputs(self) -> tuple[str, ...]:
         """All its inputs when it reads another core (the concat is then built step by step), else none."""
         return self.inputs if self.reads_cores else ()
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """x_t, one [B, width] tensor per step, when it reads no core; else None."""
+        if self.reads_cores:
+            return None
+        return torch.cat([sequence[name] for name in self.inputs], -1).unbind(0)
 
     def step_input(self, prepared: Tensor | None, signals: dict[str, Tensor]) -> Tensor:
         """x_t: the prepared one, or the concat of this step's signals."""
@@ -155,10 +165,11 @@ class AccumulatorCore(CounterCore):
     """m_t = m_{t-1} + U(x_t): an identity recurrence, so a count cannot decay.
 
     When x_t depends on no other core, the increments U(x_t) of all T steps are one unit call.
+    The state is named after the unit.
     """
 
     def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
-        super().__init__(unit, inputs, size)
+        super().__init__((unit,), inputs, size)
         self.counter_unit = make_unit(unit, input_width, size)
 
     @run_in_float32
@@ -184,17 +195,14 @@ class AccumulatorCore(CounterCore):
 
 
 class RecurrentUnitCore(CounterCore):
-    """m_t = U([x_t, m_{t-1}]): a learned linear recurrence (with a NAC or NAU), which can decay."""
+    """m_t = U([x_t, m_{t-1}]): a learned linear recurrence (with a NAC or NAU), which can decay.
+
+    The state is named after the unit.
+    """
 
     def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
-        super().__init__(unit, inputs, size)
+        super().__init__((unit,), inputs, size)
         self.counter_unit = RecurrentUnit(unit, input_width, size)
-
-    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
-        """x_t, one [B, width] tensor per step, when it reads no core; else None."""
-        if self.reads_cores:
-            return None
-        return torch.cat([sequence[name] for name in self.inputs], -1).unbind(0)
 
     @run_in_float32
     def step(
@@ -244,35 +252,18 @@ class LinearRecurrence(nn.Module):
         return gamma * (x @ self.input_real.T), gamma * (x @ self.input_imag.T)
 
 
-class LinearRecurrenceCore(Core):
+class LinearRecurrenceCore(CounterCore):
     """The LRU in the counter's slot: a linear state without the NAC's arithmetic prior.
 
     z_t = lambda * z_{t-1} + gamma * B x_t and m_t = Re(C z_t) + D x_t, with z complex [size] and
     lambda diagonal (see `LinearRecurrence`); the state is (Re z, Im z). Like the accumulator it is
     linear in its inputs, so a count is within its reach; unlike it, every mode decays (|lambda| < 1)
-    and its weights have no pull towards integers. When x_t reads no core, B x_t of all T steps is
-    one matrix product.
+    and its weights have no pull towards integers.
     """
 
-    signal = "count"
-
     def __init__(self, inputs: tuple[str, ...], input_width: int, size: int) -> None:
-        super().__init__(inputs, ("lru_real", "lru_imag"), size)
-        if "count" in inputs:
-            raise ValueError("a counter core reads its own state through its recurrence, not as an input")
+        super().__init__(("lru_real", "lru_imag"), inputs, size)
         self.linear_recurrence = LinearRecurrence(input_width, size)
-
-    @property
-    def stepwise_inputs(self) -> tuple[str, ...]:
-        """All its inputs when it reads another core (the concat is then built step by step), else none."""
-        return self.inputs if self.reads_cores else ()
-
-    @run_in_float32
-    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
-        """x_t, one [B, width] tensor per step, when it reads no core; else None."""
-        if self.reads_cores:
-            return None
-        return torch.cat([sequence[name] for name in self.inputs], -1).unbind(0)
 
     @run_in_float32
     def step(
@@ -284,7 +275,7 @@ class LinearRecurrenceCore(Core):
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """z_t from z_{t-1}; returns m_t = Re(C z_t) + D x_t and the state (Re z_t, Im z_t)."""
         recurrence = self.linear_recurrence
-        x = prepared if prepared is not None else torch.cat([signals[name] for name in self.inputs], -1)
+        x = self.step_input(prepared, signals)
         real, imag = state[0] * keep, state[1] * keep
         lambda_real, lambda_imag = recurrence.eigenvalues()
         drive_real, drive_imag = recurrence.drive(x)
