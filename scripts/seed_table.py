@@ -54,10 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         fractions = {d: rates[d][0] / rates[d][1] for d in span}
         below = [d for d in span if fractions[d] < args.hold]
         holding += not below
-        training_fractions.append(sum(train) / len(train))
+        training_fraction = sum(train) / len(train)
+        training_fractions.append(training_fraction)
         cells = [f"{rates[d][0]:.3f}" if d in rates else "" for d in shown]
         print(
-            f"| {seed} | {sum(train) / len(train):.3f} | {min(fractions.values()):.3f} | "
+            f"| {seed} | {training_fraction:.3f} | {min(fractions.values()):.3f} | "
             f"{below[0] if below else 'none'} | " + " | ".join(cells) + " |"
         )
     print(

@@ -276,7 +276,7 @@ def test_bad_input_is_one_line_exit_2_and_starts_nothing(argv: list[str], tmp_pa
     from nalu_rl import sweep
 
     ray_before = ray_pids()
-    if "auto" in argv and any("gcs_server" in command_lines().get(pid, "") for pid in ray_before):
+    if "auto" in argv and any("gcs_server" in line for line in command_lines().values()):
         # Ray's "auto" joins any cluster running on this machine, so the case needs a machine with none.
         pytest.skip("a Ray cluster runs on this machine: --address auto would join it")
     started = time.monotonic()
