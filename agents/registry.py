@@ -151,7 +151,8 @@ def signed_count_wiring() -> Wiring:
     The sparsity regulariser of the NAU pulls a weight below 1/2 to 0; a count whose weights are
     still small when it enters is lost, or held by the policy at a fraction of the time left.
     Measured (docs/RESULTS.md) with the training options --regularizer-gate-success 0.5
-    --regularizer-start-steps 0 --regularizer-end-steps 1000000 --unit-lr-scale 10.
+    --regularizer-start-steps 0 --regularizer-end-steps 1000000 --unit-lr-scale 10, which `train`
+    applies to it by default (AGENT_TRAINING_DEFAULTS in nalu_rl/config.py). The default agent.
     """
     return replace(nau_saturated_count_wiring(), unit="signed-nau")
 

@@ -27,7 +27,7 @@ def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
 class Config:
     """Every setting of a training run, with its default."""
 
-    agent: str = _option("nac", "agent (core) to train")
+    agent: str = _option("signed-count", "agent (core) to train")
     obs: str = _option("pixels", "observation mode of the environment", choices=("pixels", "symbolic"))
     runtime: str = _option(
         "learner",
@@ -159,6 +159,27 @@ class Config:
         return str(Path("runs") / f"{self.agent}-{self.obs}-{self.seed}-{stamp}")
 
 
+# The training options an agent trains with unless the command line sets them: those of its
+# measured runs (docs/RESULTS.md). signed-count: the gated regulariser and the units' faster Adam
+# group that brought its count weights to exactly +-1, over the fixed 6M-step budget of its runs.
+AGENT_TRAINING_DEFAULTS: dict[str, dict[str, Any]] = {
+    "signed-count": {
+        "regularizer_gate_success": 0.5,
+        "regularizer_start_steps": 0,
+        "regularizer_end_steps": 1_000_000,
+        "unit_lr_scale": 10.0,
+        "total_steps": 6_000_000,
+        "target_fraction": 2.0,
+    },
+}
+
+
+def agent_defaults_help(agent: str) -> str:
+    """The training options `agent` changes, as command-line flags ("" if none)."""
+    defaults = AGENT_TRAINING_DEFAULTS.get(agent, {})
+    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in defaults.items())
+
+
 def _field_type(item: dataclasses.Field) -> Any:
     hints = typing.get_type_hints(Config)
     kind = hints[item.name]
@@ -194,6 +215,8 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         help_text = item.metadata["help"]
         if item.name == "agent":
             help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
+            for agent in AGENT_TRAINING_DEFAULTS:
+                help_text += f"; {agent} trains by default with {agent_defaults_help(agent)}"
         if kind is bool:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
         elif typing.get_origin(kind) is tuple:
@@ -207,7 +230,8 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
 def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     """Parse the command line into a Config; also return the names of the options given explicitly.
 
-    A malformed option raises InputError (argparse's usage text and exit are not used).
+    The agent's AGENT_TRAINING_DEFAULTS replace the defaults of the options not given. A malformed
+    option raises InputError (argparse's usage text and exit are not used).
     """
 
     def one_line_error(message: str) -> None:
@@ -221,6 +245,9 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     values["delay_range"] = tuple(values["delay_range"])
     values.pop("list_agents")
     given.discard("list_agents")
+    for name, value in AGENT_TRAINING_DEFAULTS.get(values["agent"], {}).items():
+        if name not in given:
+            values[name] = value
     return Config(**values), given
 
 
@@ -260,7 +287,10 @@ def validate(config: Config) -> None:
         gate = config.regularizer_gate_success
         raise InputError(f"--regularizer-gate-success must be in [0, 1], got {gate}")
     if config.runtime == "hogwild" and config.regularizer_gate_success:
-        raise InputError("--regularizer-gate-success needs --runtime learner")
+        raise InputError(
+            f"--regularizer-gate-success {config.regularizer_gate_success:g} needs --runtime learner "
+            "(with hogwild give --regularizer-gate-success 0)"
+        )
     if config.runtime == "hogwild" and config.actors < 1:
         raise InputError("--runtime hogwild needs --actors of at least 1")
     low, high = config.delay_range

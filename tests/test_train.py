@@ -15,7 +15,7 @@ from conftest import EASY, random_policy_success_rate
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.cli import run_cli
-from nalu_rl.config import Config, build_parser, parse_config, validate
+from nalu_rl.config import AGENT_TRAINING_DEFAULTS, Config, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.run import TrainingRun, open_run_folder
@@ -412,3 +412,27 @@ def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
     first, again, other = initial_weights("3", "a"), initial_weights("3", "b"), initial_weights("4", "c")
     assert all(torch.equal(first[name], again[name]) for name in first)
     assert not all(torch.equal(first[name], other[name]) for name in first)
+
+
+def test_the_default_agent_trains_with_the_options_of_its_measured_runs() -> None:
+    config, given = parse_config([])
+    assert config.agent == "signed-count" and not given
+    for name, value in AGENT_TRAINING_DEFAULTS["signed-count"].items():
+        assert getattr(config, name) == value
+    assert config.unit_lr_scale == 10.0 and config.regularizer_gate_success == 0.5
+
+
+def test_options_given_on_the_command_line_win_over_the_agents_defaults() -> None:
+    config, _ = parse_config(["--agent", "signed-count", "--unit-lr-scale", "3", "--total-steps", "1000"])
+    assert config.unit_lr_scale == 3.0 and config.total_steps == 1000
+    assert config.regularizer_gate_success == 0.5  # not given: still the agent's
+    plain, _ = parse_config(["--agent", "nac"])
+    assert plain.unit_lr_scale == Config.unit_lr_scale == 1.0
+    assert plain.total_steps == Config.total_steps and plain.regularizer_gate_success == 0.0
+
+
+def test_hogwild_with_the_gated_default_says_how_to_run_it() -> None:
+    hogwild = ["--agent", "signed-count", "--runtime", "hogwild"]
+    with pytest.raises(InputError, match="give --regularizer-gate-success 0"):
+        validate(parse_config(hogwild)[0])
+    validate(parse_config([*hogwild, "--regularizer-gate-success", "0"])[0])
