@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     traces = record_state_traces(
         model, config, delays, episodes=args.episodes, seed=args.seed, greedy=args.greedy
     )
-    out = plot_counter_view(traces, args.output, train_range, title=f"{config.get('agent', '?')} ({path})")
+    source = f"shipped {args.agent}" if args.agent else str(path)  # not the install's absolute path
+    out = plot_counter_view(traces, args.output, train_range, title=f"{config.get('agent', '?')} ({source})")
     print(f"wrote {out}")
     return 0
 
