@@ -217,9 +217,9 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
             help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
             for agent in AGENT_TRAINING_DEFAULTS:
                 help_text += f"; {agent} trains by default with {agent_defaults_help(agent)}"
-        for agent, defaults in AGENT_TRAINING_DEFAULTS.items():
-            if item.name in defaults:
-                help_text += f" ({agent}: {defaults[item.name]} unless given)"
+        for agent, agent_defaults in AGENT_TRAINING_DEFAULTS.items():
+            if item.name in agent_defaults:
+                help_text += f" ({agent}: {agent_defaults[item.name]} unless given)"
         if kind is bool:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
         elif typing.get_origin(kind) is tuple:
