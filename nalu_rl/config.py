@@ -25,7 +25,8 @@ def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
 
 @dataclass
 class Config:
-    """Every setting of a training run, with its default."""
+    """Every setting of a training run, with its default (`parse_config` puts an agent's
+    AGENT_TRAINING_DEFAULTS over these)."""
 
     agent: str = _option("signed-count", "agent (core) to train")
     obs: str = _option("pixels", "observation mode of the environment", choices=("pixels", "symbolic"))
@@ -174,12 +175,6 @@ AGENT_TRAINING_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-def agent_defaults_help(agent: str) -> str:
-    """The training options `agent` changes, as command-line flags ("" if none)."""
-    defaults = AGENT_TRAINING_DEFAULTS.get(agent, {})
-    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in defaults.items())
-
-
 def _field_type(item: dataclasses.Field) -> Any:
     hints = typing.get_type_hints(Config)
     kind = hints[item.name]
@@ -216,7 +211,7 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         if item.name == "agent":
             help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
             for agent in AGENT_TRAINING_DEFAULTS:
-                help_text += f"; {agent} trains by default with {agent_defaults_help(agent)}"
+                help_text += f"; {agent} sets the defaults of the options whose help names it"
         for agent, agent_defaults in AGENT_TRAINING_DEFAULTS.items():
             if item.name in agent_defaults:
                 help_text += f" ({agent}: {agent_defaults[item.name]} unless given)"
