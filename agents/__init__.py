@@ -1,6 +1,6 @@
 """agents: the actor-critic networks (encoders, LSTM / NAC / NALU / NAU cores, heads) and their losses."""
 
-from agents.losses import (
+from nalu_rl.agents.losses import (
     LossTerms,
     VTraceReturns,
     action_log_probs,
@@ -9,8 +9,8 @@ from agents.losses import (
     nstep_returns,
     vtrace,
 )
-from agents.model import ActorCritic, Wiring
-from agents.registry import AGENT_NAMES, agent_wiring, describe_agents, make_agent
+from nalu_rl.agents.model import ActorCritic, Wiring
+from nalu_rl.agents.registry import AGENT_NAMES, agent_wiring, describe_agents, make_agent
 
 __all__ = [
     "AGENT_NAMES",

@@ -1,6 +1,6 @@
 """The actor-critic model: encoder -> cores -> policy and value heads, composed as a `Wiring` says.
 
-Every agent of the registry (`agents.registry`) is this one module with a different `Wiring`. Per
+Every agent of the registry (`nalu_rl.agents.registry`) is this one module with a different `Wiring`. Per
 step t, with f_t the encoder features (layer-normalised where the wiring asks) and s_t the stimulus:
   LSTM core (optional):    (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
   counter core (optional): accumulator  m_t = m_{t-1} + U(x_t)     (identity recurrence: no decay)
@@ -12,7 +12,7 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
 With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; the critic and the
 recurrence always use m_t itself. A core that reads the other's output steps after it. Where
 episode_start[t] is True every core zeroes its state (h, c and m) before step t. The cores
-themselves live in `agents.cores`.
+themselves live in `nalu_rl.agents.cores`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import gymnasium
 import torch
 from torch import Tensor, nn
 
-from agents.cores import (
+from nalu_rl.agents.cores import (
     SEQUENCE_SIGNALS,
     AccumulatorCore,
     Core,
@@ -32,7 +32,7 @@ from agents.cores import (
     LSTMCore,
     RecurrentUnitCore,
 )
-from agents.encoders import make_encoder
+from nalu_rl.agents.encoders import make_encoder
 from nalu_rl.units import total_regularizer
 
 LSTM_INPUTS = ("encoder", "stimulus", "count")
@@ -166,7 +166,7 @@ class ActorCritic(nn.Module):
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
     `state_names`: "lstm_h", "lstm_c" when there is an LSTM, then the counter state (named after
-    its unit) when there is a counter. `cores` holds the core modules (`agents.cores`) in that
+    its unit) when there is a counter. `cores` holds the core modules (`nalu_rl.agents.cores`) in that
     order, `step_order` the order in which they step.
     """
 

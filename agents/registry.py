@@ -1,4 +1,4 @@
-"""The agents by their --agent name: each name is a core wiring (see `agents.model`), built by `make_agent`.
+"""The agents by their --agent name: each a core wiring (see `nalu_rl.agents.model`), built by `make_agent`.
 
 What each wiring measured is in docs/RESULTS.md (the wirings without a run of their own there: its
 section "The wirings of the prototype").
@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium
 
-from agents.model import WIRING_OPTIONS, ActorCritic, Wiring
+from nalu_rl.agents.model import WIRING_OPTIONS, ActorCritic, Wiring
 
 _ENCODER_AND_STIMULUS = ("encoder", "stimulus")
 _STIMULUS_AND_BIAS = ("stimulus", "bias")

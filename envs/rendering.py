@@ -12,8 +12,8 @@ import os
 import numpy as np
 from gymnasium.logger import warn as gym_logger_warn
 
-from envs.drawing import PixelPainter
-from envs.rules import EpisodeBatch
+from nalu_rl.envs.drawing import PixelPainter
+from nalu_rl.envs.rules import EpisodeBatch
 
 FRAME_GRID_PX = 280  # the grid part of a frame is about this wide, so a frame is never below 256 x 256
 HEADER_PX = 72

@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs.drawing import PixelPainter, paint_grid
-from envs.rendering import EpisodeRenderer
-from envs.rules import (
+from nalu_rl.envs.drawing import PixelPainter, paint_grid
+from nalu_rl.envs.rendering import EpisodeRenderer
+from nalu_rl.envs.rules import (
     EPISODES_PER_DRAW,
     NO_OUTCOME,
     NUM_ACTIONS,

@@ -10,8 +10,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.rendering import EpisodeRenderer
-from envs.rules import (
+from nalu_rl.envs.rendering import EpisodeRenderer
+from nalu_rl.envs.rules import (
     EPISODES_PER_DRAW,
     NO_OUTCOME,
     NUM_ACTIONS,
@@ -22,7 +22,7 @@ from envs.rules import (
     draw_uniforms,
     integer_argument,
 )
-from envs.time_track import RENDER_FPS, ObservationMaker, observation_space
+from nalu_rl.envs.time_track import RENDER_FPS, ObservationMaker, observation_space
 
 
 class TimeTrackVectorEnv(VectorEnv):

@@ -70,7 +70,7 @@ def build_model(agent: str, env: Any, stored_wiring: dict[str, Any] | None) -> t
 
     Raises ValueError or TypeError for an invalid wiring or an unknown agent.
     """
-    from agents import ActorCritic, Wiring, agent_wiring
+    from nalu_rl.agents import ActorCritic, Wiring, agent_wiring
 
     wiring = Wiring.from_dict(stored_wiring) if stored_wiring is not None else agent_wiring(agent)
     return ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=agent)
@@ -85,7 +85,7 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
     checkpoints written without one are built from the registry's current wiring of "agent".
     """
     # Imported here so that reading a checkpoint does not pull in the environment and the agents.
-    from envs import TimeTrackEnv
+    from nalu_rl.envs import TimeTrackEnv
 
     payload = load_checkpoint(path, map_location=device)
     config = payload["config"]

@@ -90,7 +90,7 @@ def checkpoint_paths(checkpoints: Sequence[str] | None, agents: Sequence[str] | 
 
 def agent_names_help() -> str:
     """The agent names for a --help text, with a pointer to the table of `--list-agents`."""
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     return f"one of: {', '.join(AGENT_NAMES)} (python -m nalu_rl.train --list-agents describes them)"
 

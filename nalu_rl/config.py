@@ -194,7 +194,7 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         "stimulus) until the training-range target is met or the step budget is spent.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     parser.add_argument(
         "--list-agents",
@@ -251,7 +251,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
 
 def validate(config: Config) -> None:
     """Raise InputError naming the first option whose value cannot work."""
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     if config.agent not in AGENT_NAMES:
         raise InputError(f"unknown agent {config.agent!r}; choose one of {', '.join(AGENT_NAMES)}")

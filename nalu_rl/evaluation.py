@@ -243,7 +243,7 @@ def success_by_delay(
     `config` is the checkpoint's config ("agent" and "env" are read). Results are in the order
     of sorted delays; the episodes of a delay depend only on (seed, T, episodes, max_batch).
     """
-    from envs import TimeTrackVectorEnv, success_ceiling
+    from nalu_rl.envs import TimeTrackVectorEnv, success_ceiling
 
     delays = sorted(set(int(delay) for delay in delays))
     if episodes < 1:

@@ -41,8 +41,8 @@ def play_episodes_to_frames(
     T - t beside the agent's own reading of it (the linear readout of its counter state that
     `nalu_rl.counter` fits on the training range).
     """
-    from envs import TimeTrackEnv
-    from envs.rendering import HumanWindow, add_caption
+    from nalu_rl.envs import TimeTrackEnv
+    from nalu_rl.envs.rendering import HumanWindow, add_caption
 
     readout = fit_time_left_readout(model, config, seed=seed) if show_count else None
     env_kwargs = evaluation_env_kwargs(config)

@@ -57,7 +57,7 @@ def record_state_traces(
     greedy: bool = False,
 ) -> list[StateTrace]:
     """Play `episodes` episodes at each delay and record the state the policy acted from at each t."""
-    from envs import TimeTrackVectorEnv
+    from nalu_rl.envs import TimeTrackVectorEnv
 
     env_kwargs = evaluation_env_kwargs(config)
     delays = list(delays)

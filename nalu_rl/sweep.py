@@ -131,7 +131,7 @@ def check_train_options(
     Return the config of the first agent (the options shared by all trials). On a cluster the
     CUDA check is left to the trials, whose nodes may have the GPUs this one lacks.
     """
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     unknown = [agent for agent in agents if agent not in AGENT_NAMES]
     if unknown:

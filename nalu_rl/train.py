@@ -76,7 +76,7 @@ def evaluate(run: TrainingRun) -> None:
 
 def agents_table() -> str:
     """A table of the agents: name, shipped checkpoints, one-line description."""
-    from agents import describe_agents
+    from nalu_rl.agents import describe_agents
     from nalu_rl.checkpoint import shipped_checkpoint_names
 
     shipped = shipped_checkpoint_names()

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents import AGENT_NAMES, actor_critic_loss, make_agent, vtrace
-from agents.losses import action_log_probs
+from nalu_rl.agents import AGENT_NAMES, actor_critic_loss, make_agent, vtrace
+from nalu_rl.agents.losses import action_log_probs
 
 MAX_DELAY = 1000
 

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from envs import TimeTrackEnv, TimeTrackVectorEnv
+from nalu_rl.envs import TimeTrackEnv, TimeTrackVectorEnv
 
 ACTION_BLOCK = 64  # random actions are drawn in blocks, outside the timed region
 

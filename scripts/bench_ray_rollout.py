@@ -29,8 +29,8 @@ import torch
 
 def pixel_rollout(agent: str, envs: int, unroll: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """One filled unroll slot of the learner runtime's buffers and the agent's weights, as numpy arrays."""
-    from envs import TimeTrackEnv
     from nalu_rl.checkpoint import build_model
+    from nalu_rl.envs import TimeTrackEnv
     from nalu_rl.runtime.rollout import RolloutBuffers
 
     env = TimeTrackEnv(obs_mode="pixels")

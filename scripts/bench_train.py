@@ -49,7 +49,7 @@ def learner_samples_per_second(
     agent: str, obs: str, device: str, envs: int, unroll: int, updates: int, precision: str | None = None
 ) -> float:
     """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
-    from envs import TimeTrackVectorEnv
+    from nalu_rl.envs import TimeTrackVectorEnv
 
     try:  # revisions before the runtime room kept these modules in nalu_rl/ itself
         from nalu_rl.runtime.actor import Actor
@@ -67,7 +67,7 @@ def learner_samples_per_second(
     chosen = {} if precision is None else {"precision": precision}
     config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll, **chosen)
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
-    from agents import make_agent
+    from nalu_rl.agents import make_agent
 
     acting = make_agent(agent, space).eval()
     buffers = RolloutBuffers(space, acting.initial_state(envs), unroll, envs, 1, shared=False)

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import gymnasium  # noqa: E402
 import torch  # noqa: E402
 
-import envs  # noqa: E402, F401  (registers the environment)
-from agents import make_agent  # noqa: E402
+import nalu_rl.envs  # noqa: E402, F401  (registers the environment)
+from nalu_rl.agents import make_agent  # noqa: E402
 
 
 def main() -> None:

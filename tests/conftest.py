@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from agents import make_agent
-from envs import TimeTrackEnv
+from nalu_rl.agents import make_agent
 from nalu_rl.checkpoint import save_checkpoint
 from nalu_rl.cli import run_cli
+from nalu_rl.envs import TimeTrackEnv
 
 TINY_ENV_KWARGS = {"size": 5, "obs_mode": "symbolic"}
 
@@ -53,7 +53,7 @@ EASY = [
 
 def random_policy_success_rate(size: int, delay_range: tuple[int, int], episodes: int = 2000) -> float:
     """Success rate of uniformly random actions on the easy setting, measured."""
-    from envs import TimeTrackVectorEnv
+    from nalu_rl.envs import TimeTrackVectorEnv
 
     env = TimeTrackVectorEnv(64, size=size, delay_range=delay_range, obs_mode="symbolic")
     env.reset(seed=123)

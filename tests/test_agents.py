@@ -9,7 +9,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents import AGENT_NAMES, ActorCritic, Wiring, agent_wiring, describe_agents, make_agent
+from nalu_rl.agents import AGENT_NAMES, ActorCritic, Wiring, agent_wiring, describe_agents, make_agent
 
 MAX_DELAY = 1000
 GRID_SIZE = 5
@@ -305,7 +305,7 @@ def test_hand_set_nac_agent_counts_down_on_the_real_environment() -> None:
     """On TimeTrack itself (stimulus at onset), the hand-set count is T - t - 1 at every observation."""
     import gymnasium
 
-    import envs  # noqa: F401  (registers the environment)
+    import nalu_rl.envs  # noqa: F401  (registers the environment)
 
     env = gymnasium.make("nalu_rl/TimeTrack-v0", obs_mode="symbolic")
     model = make_agent("nac", env.observation_space)

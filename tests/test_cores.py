@@ -9,8 +9,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents import Wiring, agent_wiring, make_agent
-from agents.cores import AccumulatorCore, Core, LinearRecurrenceCore, LSTMCore, RecurrentUnitCore
+from nalu_rl.agents import Wiring, agent_wiring, make_agent
+from nalu_rl.agents.cores import AccumulatorCore, Core, LinearRecurrenceCore, LSTMCore, RecurrentUnitCore
 
 WIDTHS = {"encoder": 6, "stimulus": 1, "bias": 1, "lstm": 5, "count": 3}
 STEPS, BATCH = 5, 4

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import envs
-from envs import TimeTrackEnv, TimeTrackVectorEnv
+import nalu_rl.envs as envs
+from nalu_rl.envs import TimeTrackEnv, TimeTrackVectorEnv
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from envs import TimeTrackEnv, TimeTrackVectorEnv
-from envs.rules import TimeTrackConfig
+from nalu_rl.envs import TimeTrackEnv, TimeTrackVectorEnv
+from nalu_rl.envs.rules import TimeTrackConfig
 
 OPTIONS = {
     "size": 6,

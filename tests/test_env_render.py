@@ -11,9 +11,9 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402
 
-from envs import TimeTrackEnv, TimeTrackVectorEnv  # noqa: E402
-from envs.drawing import AGENT_RGB, TARGET_RGB  # noqa: E402
-from envs.rendering import HEADER_PX  # noqa: E402
+from nalu_rl.envs import TimeTrackEnv, TimeTrackVectorEnv  # noqa: E402
+from nalu_rl.envs.drawing import AGENT_RGB, TARGET_RGB  # noqa: E402
+from nalu_rl.envs.rendering import HEADER_PX  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,8 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from envs import OUTCOMES, TimeTrackEnv, success_ceiling
-from envs.drawing import AGENT_RGB, FLOOR_RGB, TARGET_RGB, WALL_RGB
+from nalu_rl.envs import OUTCOMES, TimeTrackEnv, success_ceiling
+from nalu_rl.envs.drawing import AGENT_RGB, FLOOR_RGB, TARGET_RGB, WALL_RGB
 
 UP, DOWN, LEFT, RIGHT, PASS = range(5)
 

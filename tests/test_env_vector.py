@@ -4,9 +4,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs
-from envs import OUTCOMES, TimeTrackEnv, TimeTrackVectorEnv
-from envs.rules import EPISODES_PER_DRAW
+import nalu_rl.envs as envs
+from nalu_rl.envs import OUTCOMES, TimeTrackEnv, TimeTrackVectorEnv
+from nalu_rl.envs.rules import EPISODES_PER_DRAW
 
 
 @pytest.mark.parametrize("obs_mode", ["pixels", "symbolic"])

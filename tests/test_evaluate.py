@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from conftest import TINY_ENV_KWARGS, cli_exit_code
 
-from envs import TimeTrackVectorEnv, success_ceiling
 from nalu_rl.checkpoint import load_agent
 from nalu_rl.cli import parse_delays
+from nalu_rl.envs import TimeTrackVectorEnv, success_ceiling
 from nalu_rl.evaluate import main
 from nalu_rl.evaluation import (
     CSV_COLUMNS,

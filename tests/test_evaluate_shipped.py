@@ -5,10 +5,10 @@ import pytest
 
 import nalu_rl.checkpoint as checkpoint
 import nalu_rl.evaluate as evaluate
-from agents import Wiring, make_agent
-from envs import TimeTrackEnv
+from nalu_rl.agents import Wiring, make_agent
 from nalu_rl.checkpoint import load_agent, load_checkpoint, save_checkpoint
 from nalu_rl.cli import run_cli
+from nalu_rl.envs import TimeTrackEnv
 from nalu_rl.errors import CheckpointError
 
 SHIPPED = sorted(checkpoint.SHIPPED_FOLDER.glob("*.pt"))

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from agents import action_log_probs, actor_critic_loss, gae_advantages, nstep_returns, vtrace
+from nalu_rl.agents import action_log_probs, actor_critic_loss, gae_advantages, nstep_returns, vtrace
 
 STEPS, BATCH, GAMMA = 7, 5, 0.9
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents import make_agent
-from envs import TimeTrackEnv
 from nalu_rl import precision, train
+from nalu_rl.agents import make_agent
 from nalu_rl.cli import run_cli
+from nalu_rl.envs import TimeTrackEnv
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 # Tests marked `cuda` need a CUDA device (scripts/device_check.sh runs `pytest -m cuda`); skipped without one.

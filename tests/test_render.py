@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from conftest import TINY_ENV_KWARGS, cli_exit_code
 
-from envs import TimeTrackEnv
+from nalu_rl.envs import TimeTrackEnv
 from nalu_rl.render import main
 
 ENV_KWARGS = TINY_ENV_KWARGS

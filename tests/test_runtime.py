@@ -167,13 +167,13 @@ def test_actors_that_keep_dying_before_any_step_stop_the_run_with_a_one_line_err
 def make_actor(num_envs: int = 8, agent: str = "lstm", **options):
     import multiprocessing
 
-    from agents import make_agent
+    from nalu_rl.agents import make_agent
     from nalu_rl.config import Config
     from nalu_rl.runtime.actor import Actor
     from nalu_rl.runtime.rollout import RolloutBuffers, WeightStore
 
     config = Config(agent=agent, obs="symbolic", size=3, delay_range=(1, 2), unroll_length=7, **options)
-    from envs import TimeTrackVectorEnv
+    from nalu_rl.envs import TimeTrackVectorEnv
 
     space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
     model = make_agent(config.agent, space).eval()

@@ -29,7 +29,7 @@ def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int
 
 
 def test_wirings_know_whether_their_policy_reads_an_lstm() -> None:
-    from agents import agent_wiring
+    from nalu_rl.agents import agent_wiring
 
     names = ("lstm", "nac", "nac-ff", "nac-lstm-feeds")
     reads = {name: agent_wiring(name).policy_reads_lstm for name in names}
@@ -242,7 +242,7 @@ def test_checkpoint_loads_with_its_own_wiring_after_the_registry_changes(
 ) -> None:
     from dataclasses import replace
 
-    from agents import registry
+    from nalu_rl.agents import registry
     from nalu_rl.checkpoint import load_agent
 
     argv = [*EASY, "--agent", "nac", "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)]
@@ -261,7 +261,7 @@ def test_resume_continues_with_the_runs_own_wiring_after_the_registry_changes(
 ) -> None:
     from dataclasses import replace
 
-    from agents import registry
+    from nalu_rl.agents import registry
 
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
     trained = registry.agent_wiring("lstm")
@@ -284,7 +284,7 @@ def test_worker_processes_build_the_runs_wiring_not_their_own_registrys(
     handed to them by the run gives them the model the run trains."""
     from dataclasses import replace
 
-    from agents import registry
+    from nalu_rl.agents import registry
 
     moved = replace(registry.agent_wiring("lstm"), actor_hidden=16)
     monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
@@ -340,7 +340,7 @@ def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, c
 
 
 def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> None:
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     assert train.main(["--list-agents"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -353,7 +353,7 @@ def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> 
 def test_help_names_the_agents(capsys) -> None:
     with pytest.raises(SystemExit):
         train.main(["--help"])
-    from agents import AGENT_NAMES
+    from nalu_rl.agents import AGENT_NAMES
 
     help_text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
     assert all(name in help_text for name in AGENT_NAMES)

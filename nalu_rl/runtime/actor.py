@@ -20,19 +20,19 @@ from nalu_rl.runtime.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
 from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
 
 if TYPE_CHECKING:
-    from agents import ActorCritic, Wiring
+    from nalu_rl.agents import ActorCritic, Wiring
 
 
 def make_vector_env(config: Any, num_envs: int) -> Any:
     """The native TimeTrack vector env of a run."""
-    from envs import TimeTrackVectorEnv
+    from nalu_rl.envs import TimeTrackVectorEnv
 
     return TimeTrackVectorEnv(num_envs, **config.env_kwargs())
 
 
 def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
     """The observation space of one environment of the run and its number of actions."""
-    from envs import TimeTrackEnv
+    from nalu_rl.envs import TimeTrackEnv
 
     env = TimeTrackEnv(**config.env_kwargs())
     return env.observation_space, int(env.action_space.n)
@@ -41,7 +41,7 @@ def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
 def build_policy(config: Any, wiring: Wiring) -> ActorCritic:
     """An untrained ActorCritic with `wiring` for the environment of `config` (weights come later,
     from the weight store or a shared model)."""
-    from agents import ActorCritic
+    from nalu_rl.agents import ActorCritic
 
     observation_space, num_actions = environment_spaces(config)
     return ActorCritic(observation_space, num_actions, wiring, name=config.agent)
@@ -51,7 +51,7 @@ class Actor:
     """Steps `num_envs` environments with `model`; observations and recurrent state carry across unrolls."""
 
     def __init__(self, config: Any, model: torch.nn.Module, num_envs: int, seed: int) -> None:
-        from envs import OUTCOMES
+        from nalu_rl.envs import OUTCOMES
 
         self.model = model
         self.precision = config.precision  # of the acting forward pass, resolved for the CPU

@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from agents.losses import actor_critic_loss, vtrace
 from nalu_rl import regularizer_scale
+from nalu_rl.agents.losses import actor_critic_loss, vtrace
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.actor import Actor, actor_process, build_policy, environment_spaces
 from nalu_rl.runtime.rollout import RolloutBatch, RolloutBuffers, WeightStore

@@ -17,7 +17,7 @@ class EpisodeWindow:
     def __init__(
         self, capacity: int, delay_range: tuple[int, int], size: int, target_fraction: float
     ) -> None:
-        from envs import success_ceiling
+        from nalu_rl.envs import success_ceiling
 
         self.delays: deque[int] = deque(maxlen=capacity)
         self.successes: deque[bool] = deque(maxlen=capacity)

@@ -162,7 +162,7 @@ class TrainingRun:
     """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from envs import TimeTrackEnv
+        from nalu_rl.envs import TimeTrackEnv
 
         self.config = config
         self.logdir = logdir
