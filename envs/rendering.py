@@ -1,4 +1,4 @@
-"""Frames for people: a large picture of one episode with the delay T and the time t written above it.
+"""Frames for people: a large picture of one episode with the delay T, the time t and the stimulus above it.
 
 pygame is imported here only, when a frame is first rendered. In `rgb_array` mode only `pygame.font`
 is initialised (no display, no window); `human` mode also initialises the display.
@@ -33,7 +33,7 @@ def _pygame():
 
 
 class FrameRenderer:
-    """Draws RGB frames (H, W, 3) uint8 of one episode: the grid, T, t and, once it ends, the outcome."""
+    """RGB frames (H, W, 3) uint8 of one episode: the grid, T, t, the stimulus, and the outcome at the end."""
 
     def __init__(self, size: int) -> None:
         cell_px = max(4, math.ceil(FRAME_GRID_PX / (size + 2)))
@@ -52,9 +52,10 @@ class FrameRenderer:
         return pygame.surfarray.array3d(surface).transpose(1, 0, 2)
 
     def frame(
-        self, agent: int, target: int, delay: int, t: int, stimulus: float, outcome: str = ""
+        self, agent: int, target: int, delay: int, t: int, stimulus_label: str, outcome: str = ""
     ) -> np.ndarray:
-        """The frame of one episode state; `outcome` is "" while the episode runs."""
+        """The frame of one episode state; `stimulus_label` (e.g. "light on") is shown while it runs,
+        `outcome` once it has ended ("" while it runs)."""
         frame = np.empty(self.shape, dtype=np.uint8)
         frame[:HEADER_PX] = HEADER_RGB
         frame[HEADER_PX:] = self.painter.paint(np.array([agent]), np.array([target]))[0]
@@ -63,7 +64,7 @@ class FrameRenderer:
         if outcome:
             status, rgb = outcome, OUTCOME_RGB.get(outcome, DEFAULT_OUTCOME_RGB)
         else:
-            status, rgb = f"stimulus {stimulus:g}", TEXT_RGB
+            status, rgb = stimulus_label, TEXT_RGB
         self._paste(frame, self._text(status, rgb), top=40, left=12)
         return frame
 
@@ -129,9 +130,10 @@ class HumanWindow:
 class EpisodeRenderer:
     """What `render()` does for both envs: a frame of one env of an EpisodeBatch, returned or shown."""
 
-    def __init__(self, render_mode: str | None, size: int) -> None:
+    def __init__(self, render_mode: str | None, size: int, window_title: str = "TimeTrack") -> None:
         self.render_mode = render_mode
         self.size = size
+        self.window_title = window_title
         self._frames: FrameRenderer | None = None
         self._window: HumanWindow | None = None
 
@@ -147,13 +149,13 @@ class EpisodeRenderer:
             int(batch.target[env]),
             int(batch.delay[env]),
             int(batch.t[env]),
-            float(batch.stimulus()[env, 0]),
+            batch.rule.stimulus_label(float(batch.stimulus()[env, 0])),
             outcome,
         )
         if self.render_mode == "rgb_array":
             return frame
         if self._window is None:
-            self._window = HumanWindow()
+            self._window = HumanWindow(self.window_title)
         self._window.show(frame, fps)
         return None
 

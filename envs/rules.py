@@ -1,8 +1,10 @@
-"""The rules of TimeTrack, written once for a batch of episodes.
+"""The rules of the timing gridworlds (TimeTrack, IntervalTiming), written once for a batch of episodes.
 
 The single env is a batch of one and the vector env a batch of `num_envs`: both advance through
-`EpisodeBatch`, so they cannot drift apart. Positions are flat cell indices `row * size + col`;
-moves, walls included, are one lookup in a precomputed table.
+`EpisodeBatch`, so they cannot drift apart. The two tasks share the grid, the actions, the rewards
+and the timeout; they differ only in their `TimingRule`: when the arrival is due and what the
+stimulus shows. Positions are flat cell indices `row * size + col`; moves, walls included, are one
+lookup in a precomputed table.
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ ACTIONS = ("UP", "DOWN", "LEFT", "RIGHT", "PASS")
 NUM_ACTIONS = len(ACTIONS)
 _ROW_STEP = np.array([-1, 1, 0, 0, 0])
 _COL_STEP = np.array([0, 0, -1, 1, 0])
-# np.sign(t - delay) + 1 -> outcome code of an arrival: early, success, late.
+# np.sign(t - due time) + 1 -> outcome code of an arrival: early, success, late.
 _ARRIVAL_CODE = np.array([EARLY, SUCCESS, LATE], dtype=np.int8)
 
 OBS_MODES = ("pixels", "symbolic")
 STIMULUS_MODES = ("onset", "always")
+"""TimeTrack's stimulus: the value T at onset only, or in every observation."""
+LIGHT = "light"
+"""IntervalTiming's stimulus: 1.0 while the light is on (the first T observations), then 0.0."""
 REWARD_MODES = ("graded", "exact")
 RENDER_MODES = ("rgb_array", "human")
 
@@ -48,15 +53,52 @@ def integer_argument(name: str, value: object) -> int:
 
 
 @dataclass(frozen=True)
-class TimeTrackConfig:
-    """The validated keyword arguments of TimeTrack, the one argument list of the single and the vector env.
+class TimingRule:
+    """What sets one timing task apart: when the arrival is due, and what the stimulus shows.
+
+    due_factor: the arrival is due at t = due_factor * T (TimeTrack 1, IntervalTiming 2).
+    stimulus: "onset" (T in the first observation, then 0), "always" (T in every observation) or
+    "light" (1.0 in the first T observations, then 0.0).
+    """
+
+    due_factor: int
+    stimulus: str
+
+    def due_time(self, delay: np.ndarray) -> np.ndarray:
+        """The time t at which arriving is a success, per env."""
+        return self.due_factor * delay
+
+    def stimulus_value(self, delay: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """The stimulus observed at time t of an episode with delay T, per env, float32."""
+        if self.stimulus == "always":
+            value = delay
+        elif self.stimulus == "onset":
+            value = np.where(t == 0, delay, 0)
+        else:
+            value = t < delay
+        return value.astype(np.float32)
+
+    def stimulus_high(self, max_delay: int) -> float:
+        """The upper bound of the stimulus space."""
+        return 1.0 if self.stimulus == LIGHT else float(max_delay)
+
+    def stimulus_label(self, value: float) -> str:
+        """A few words for a frame saying what the stimulus shows, e.g. "stimulus 7" or "light on"."""
+        if self.stimulus == LIGHT:
+            return "light on" if value else "light off"
+        return f"stimulus {value:g}"
+
+
+@dataclass(frozen=True)
+class GridTaskConfig:
+    """The validated keyword arguments shared by the timing gridworlds (single and vector envs alike).
 
     size: the grid's side in cells. delay_range: (low, high), T drawn uniformly from low..high.
-    max_delay: the largest T a reset may ask for (the stimulus space's bound). slack: steps after T
-    before an episode times out (None: 2 * (size - 1); validated into `timeout_slack`).
-    obs_mode, stimulus, reward_mode, render_mode: one of OBS_MODES, STIMULUS_MODES, REWARD_MODES,
-    RENDER_MODES (or None). cell_px: pixels per cell in "pixels" observations and frames.
-    Invalid values raise ValueError naming the argument; unknown names raise TypeError.
+    max_delay: the largest T a reset may ask for. slack: steps after the due time before an episode
+    times out (None: 2 * (size - 1); validated into `timeout_slack`). obs_mode, reward_mode,
+    render_mode: one of OBS_MODES, REWARD_MODES, RENDER_MODES (or None). cell_px: pixels per cell in
+    "pixels" observations. Invalid values raise ValueError naming the argument; unknown names raise
+    TypeError. A task's config adds its own fields and its `rule`.
     """
 
     size: int = 5
@@ -64,7 +106,6 @@ class TimeTrackConfig:
     max_delay: int = 1000
     slack: int | None = None
     obs_mode: str = "pixels"
-    stimulus: str = "onset"
     reward_mode: str = "graded"
     cell_px: int = 8
     render_mode: str | None = None
@@ -95,7 +136,6 @@ class TimeTrackConfig:
             raise ValueError(f"cell_px must be >= 1, got {self.cell_px!r}")
         for name, value, allowed in (
             ("obs_mode", self.obs_mode, OBS_MODES),
-            ("stimulus", self.stimulus, STIMULUS_MODES),
             ("reward_mode", self.reward_mode, REWARD_MODES),
             ("render_mode", self.render_mode, (None, *RENDER_MODES)),
         ):
@@ -110,12 +150,50 @@ class TimeTrackConfig:
         ):
             object.__setattr__(self, name, value)
 
+    @property
+    def rule(self) -> TimingRule:
+        """The task's due time and stimulus; each task's config says its own."""
+        raise NotImplementedError
+
     def checked_delay(self, delay: object) -> int:
         """`delay` as an int in 1..max_delay, else a ValueError naming it."""
         value = integer_argument("delay", delay)
         if not 1 <= value <= self.max_delay:
             raise ValueError(f"delay must be in 1..{self.max_delay} (max_delay), got {delay!r}")
         return value
+
+
+@dataclass(frozen=True)
+class TimeTrackConfig(GridTaskConfig):
+    """The keyword arguments of TimeTrack: those of `GridTaskConfig` and `stimulus`, one of STIMULUS_MODES.
+
+    Arrival is due at t = T; the stimulus shows the value T (at onset, or always).
+    """
+
+    stimulus: str = "onset"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.stimulus not in STIMULUS_MODES:
+            raise ValueError(f"stimulus must be one of {STIMULUS_MODES}, got {self.stimulus!r}")
+
+    @property
+    def rule(self) -> TimingRule:
+        """Due at T; the stimulus is the value T."""
+        return TimingRule(due_factor=1, stimulus=self.stimulus)
+
+
+@dataclass(frozen=True)
+class IntervalTimingConfig(GridTaskConfig):
+    """The keyword arguments of IntervalTiming: exactly those of `GridTaskConfig`.
+
+    A light is on for the first T steps; arrival is due T steps after it goes off, at t = 2T.
+    """
+
+    @property
+    def rule(self) -> TimingRule:
+        """Due at 2T; the stimulus is a light, on while t < T."""
+        return TimingRule(due_factor=2, stimulus=LIGHT)
 
 
 def draw_uniforms(rng: np.random.Generator) -> np.ndarray:
@@ -133,14 +211,16 @@ def _scaled_index(uniforms: np.ndarray, count: int) -> np.ndarray:
 
 
 class EpisodeBatch:
-    """The state of `num_envs` TimeTrack episodes and the rules that start and advance them.
+    """The state of `num_envs` timing-task episodes and the rules that start and advance them.
 
     Every attribute is an int64 array of shape (num_envs,): `agent`, `target` (flat cells),
-    `delay` (T) and `t` (actions taken in the episode).
+    `delay` (T) and `t` (actions taken in the episode). The task's due time and stimulus follow
+    `config.rule`.
     """
 
-    def __init__(self, config: TimeTrackConfig, num_envs: int) -> None:
+    def __init__(self, config: GridTaskConfig, num_envs: int) -> None:
         self.config = config
+        self.rule = config.rule
         self.num_envs = num_envs
         size = config.size
         self.num_cells = size * size
@@ -178,7 +258,7 @@ class EpisodeBatch:
         self.t += 1
         self.agent = self.next_cell[self.agent, actions]
         arrived = self.agent == self.target
-        lateness = self.t - self.delay
+        lateness = self.t - self.rule.due_time(self.delay)
         # The timeout is part of the task (terminated, not truncated): no value bootstraps past it.
         timed_out = ~arrived & (lateness >= self.config.timeout_slack)
         if self.config.reward_mode == "graded":
@@ -196,16 +276,15 @@ class EpisodeBatch:
         return self.cell_distance[self.agent, self.target]
 
     def stimulus(self) -> np.ndarray:
-        """The stimulus each env observes now, shape (num_envs, 1) float32: T at onset (or always), else 0."""
-        always = self.config.stimulus == "always"
-        value = self.delay if always else np.where(self.t == 0, self.delay, 0)
-        return value.astype(np.float32)[:, None]
+        """The stimulus each env observes now, shape (num_envs, 1) float32 (see `TimingRule`)."""
+        return self.rule.stimulus_value(self.delay, self.t)[:, None]
 
 
 def success_ceiling(delay: int, size: int = 5) -> float:
-    """The best possible success rate at delay T: P(Manhattan distance <= T) for a random placement.
+    """The best possible success rate when arrival is due at t = `delay`: P(Manhattan distance <= delay).
 
-    Agent and target are uniform on two different cells of a `size` x `size` grid; enumerated exactly.
+    TimeTrack's ceiling at T; IntervalTiming's at T is this at 2T. Agent and target are uniform on
+    two different cells of a `size` x `size` grid; enumerated exactly.
     """
     delay = integer_argument("delay", delay)
     size = integer_argument("size", size)

@@ -1,8 +1,12 @@
-"""TimeTrackVectorEnv: `num_envs` TimeTrack envs stepped together with numpy, no Python loop over envs."""
+"""Native vector envs of the timing gridworlds: `num_envs` envs stepped together with numpy, no Python loop.
+
+`TimingGridVectorEnv` holds the batching, seeding and autoreset; `TimeTrackVectorEnv` and
+`IntervalTimingVectorEnv` name the task (its config class and metadata), as the single envs do.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -10,43 +14,46 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from nalu_rl.envs.interval_timing import IntervalTimingEnv
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
     EPISODES_PER_DRAW,
     NO_OUTCOME,
     NUM_ACTIONS,
     OUTCOME_NAMES,
+    SUCCESS,
     UNIFORMS_PER_EPISODE,
     EpisodeBatch,
+    GridTaskConfig,
+    IntervalTimingConfig,
     TimeTrackConfig,
     draw_uniforms,
     integer_argument,
 )
-from nalu_rl.envs.time_track import RENDER_FPS, ObservationMaker, observation_space
+from nalu_rl.envs.time_track import TimeTrackEnv
+from nalu_rl.envs.timing_grid import ObservationMaker, TimingTaskAttributes, observation_space
 
 
-class TimeTrackVectorEnv(VectorEnv):
-    """`num_envs` independent TimeTrack envs (see `TimeTrackEnv`) advanced as one batch.
+class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
+    """`num_envs` independent envs of one timing gridworld advanced as one batch.
 
-    Env i of a vector env reset with `seed` plays exactly like `TimeTrackEnv` reset with `seed + i`
-    and fed the same actions. Autoreset is NEXT_STEP: the step after an env's episode ends starts a
-    new episode there, ignores that env's action and returns its first observation with reward 0.
-    Infos are arrays over envs: `delay`, `t`, `distance` always, `outcome` (str, "" where no episode
-    ended), each with its `_key` mask. Rewards are float32. Rendering shows env 0.
-    The keyword arguments are those of `TimeTrackEnv`: the fields of `TimeTrackConfig`.
+    A subclass names the task's `config_class` and `metadata`. Env i of a vector env reset with
+    `seed` plays exactly like the task's single env reset with `seed + i` and fed the same actions.
+    Autoreset is NEXT_STEP: the step after an env's episode ends starts a new episode there, ignores
+    that env's action and returns its first observation with reward 0. Infos are arrays over envs:
+    `delay`, `t`, `distance` always, `outcome` (str, "" where no episode ended) and `success` (bool),
+    each with its `_key` mask (`_outcome` and `_success` true where an episode ended). Rewards are
+    float32. Rendering shows env 0.
     """
 
-    metadata = {
-        "render_modes": ["rgb_array", "human"],
-        "render_fps": RENDER_FPS,
-        "autoreset_mode": AutoresetMode.NEXT_STEP,
-    }
+    config_class: ClassVar[type[GridTaskConfig]]
+    window_title: ClassVar[str] = "timing task"
 
     def __init__(self, num_envs: int, **options: Any) -> None:
         num_envs = integer_argument("num_envs", num_envs)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs!r}")
-        self.config = TimeTrackConfig(**options)
+        self.config = self.config_class(**options)
         self.num_envs = num_envs
         self.render_mode = self.config.render_mode
         self.single_observation_space = observation_space(self.config)
@@ -62,7 +69,7 @@ class TimeTrackVectorEnv(VectorEnv):
         self._all_envs = np.arange(num_envs)
         self._all_true = np.ones(num_envs, dtype=bool)
         self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
-        self._renderer = EpisodeRenderer(self.render_mode, self.config.size)
+        self._renderer = EpisodeRenderer(self.render_mode, self.config.size, self.window_title)
 
     def _next_uniforms(self, envs: np.ndarray) -> np.ndarray:
         """One row of uniforms per env in `envs`, from each env's own generator."""
@@ -139,8 +146,11 @@ class TimeTrackVectorEnv(VectorEnv):
         }
         if outcome is None:
             outcome = np.full(self.num_envs, NO_OUTCOME, dtype=np.int8)
+        ended = outcome != NO_OUTCOME
         infos["outcome"] = OUTCOME_NAMES[outcome]
-        infos["_outcome"] = outcome != NO_OUTCOME
+        infos["_outcome"] = ended
+        infos["success"] = outcome == SUCCESS
+        infos["_success"] = ended.copy()
         return infos
 
     def render(self) -> np.ndarray | None:
@@ -152,3 +162,32 @@ class TimeTrackVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Close the window, if any."""
         self._renderer.close()
+
+
+def _vector_metadata(single_env: type) -> dict[str, Any]:
+    """The metadata of a task's vector env: its single env's, with NEXT_STEP autoreset."""
+    return {**single_env.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+
+class TimeTrackVectorEnv(TimingGridVectorEnv):
+    """`num_envs` independent TimeTrack envs (see `TimeTrackEnv`) advanced as one batch.
+
+    The keyword arguments are those of `TimeTrackEnv`: the fields of `TimeTrackConfig`. See
+    `TimingGridVectorEnv` for seeding, autoreset and infos.
+    """
+
+    metadata = _vector_metadata(TimeTrackEnv)
+    config_class = TimeTrackConfig
+    window_title = TimeTrackEnv.window_title
+
+
+class IntervalTimingVectorEnv(TimingGridVectorEnv):
+    """`num_envs` independent IntervalTiming envs (see `IntervalTimingEnv`) advanced as one batch.
+
+    The keyword arguments are those of `IntervalTimingEnv`: the fields of `IntervalTimingConfig`.
+    See `TimingGridVectorEnv` for seeding, autoreset and infos.
+    """
+
+    metadata = _vector_metadata(IntervalTimingEnv)
+    config_class = IntervalTimingConfig
+    window_title = IntervalTimingEnv.window_title
