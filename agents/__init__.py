@@ -1,5 +1,9 @@
-"""agents: the actor-critic networks (encoders, LSTM / NAC / NALU / NAU cores, heads) and their losses."""
+"""nalu_rl.agents: the actor-critic networks (encoders, cores, heads), their losses, and the public
+registries of cores, encoders and agents that the project's own parts and a user's go through."""
 
+from nalu_rl.agents import catalog as _catalog  # noqa: F401  (registers the project's agents)
+from nalu_rl.agents.cores import Core
+from nalu_rl.agents.encoders import OBSERVATION_KEY, STIMULUS_KEY, observation_dict_space
 from nalu_rl.agents.losses import (
     LossTerms,
     VTraceReturns,
@@ -9,21 +13,40 @@ from nalu_rl.agents.losses import (
     nstep_returns,
     vtrace,
 )
-from nalu_rl.agents.model import ActorCritic, Wiring
-from nalu_rl.agents.registry import AGENT_NAMES, agent_wiring, describe_agents, make_agent
+from nalu_rl.agents.model import ActorCritic, make_agent
+from nalu_rl.agents.registry import (
+    AgentSpec,
+    agent_names,
+    agent_spec,
+    agent_wiring,
+    describe_agents,
+    register_agent,
+    register_core,
+    register_encoder,
+)
+from nalu_rl.agents.wiring import Wiring
 
 __all__ = [
-    "AGENT_NAMES",
+    "OBSERVATION_KEY",
+    "STIMULUS_KEY",
     "ActorCritic",
+    "AgentSpec",
+    "Core",
     "LossTerms",
     "VTraceReturns",
     "Wiring",
     "action_log_probs",
     "actor_critic_loss",
+    "agent_names",
+    "agent_spec",
     "agent_wiring",
     "describe_agents",
     "gae_advantages",
     "make_agent",
     "nstep_returns",
+    "observation_dict_space",
+    "register_agent",
+    "register_core",
+    "register_encoder",
     "vtrace",
 ]

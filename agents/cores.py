@@ -16,10 +16,12 @@ autocast, so that the count stays exact (bfloat16 holds integers exactly only up
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import torch
 from torch import Tensor, nn
 
+from nalu_rl.agents.registry import register_core
 from nalu_rl.units import RecurrentUnit, make_unit, run_in_float32
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
@@ -31,7 +33,8 @@ class Core(nn.Module):
 
     prepare(sequence) does the work that needs no state for all T steps at once; step(...) then
     advances the state by one step. The state is a tuple of [B, state_size] tensors named
-    `state_names`.
+    `state_names` (unique within a model). A core's `signal` is that of the slot the model puts it
+    in ("lstm" or "count"); the classes here name the slot they were written for.
     """
 
     signal: str = ""
@@ -52,8 +55,9 @@ class Core(nn.Module):
 
     @property
     def stepwise_inputs(self) -> tuple[str, ...]:
-        """The signals `step` reads from its `signals` argument (the rest were used by `prepare`)."""
-        return self.reads_cores
+        """The signals `step` reads from its `signals` argument: all its inputs, unless a core uses
+        `prepare` for some (then the rest)."""
+        return self.inputs
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
         """The zero state of `batch_size` episodes."""
@@ -104,6 +108,11 @@ class LSTMCore(Core):
             if layer is not None:
                 for parameter in layer.parameters():
                     nn.init.uniform_(parameter, -bound, bound)
+
+    @property
+    def stepwise_inputs(self) -> tuple[str, ...]:
+        """Only the other core's signal: the sequence inputs go through `prepare`."""
+        return self.reads_cores
 
     def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
         """The gate pre-activations from the sequence inputs, one [B, 4 * hidden] tensor per step."""
@@ -285,3 +294,28 @@ class LinearRecurrenceCore(CounterCore):
         )
         m = real @ recurrence.output_real.T - imag @ recurrence.output_imag.T + x @ recurrence.skip.T
         return m, (real, imag)
+
+
+def input_width(inputs: tuple[str, ...], input_widths: Mapping[str, int]) -> int:
+    """The width of the concat of `inputs`."""
+    return sum(input_widths[name] for name in inputs)
+
+
+# The project's cores, registered as a user's core would be: (inputs, input_widths, size, wiring).
+register_core("lstm", lambda inputs, widths, size, wiring: LSTMCore(inputs, widths, size))
+register_core(
+    "accumulator",
+    lambda inputs, widths, size, wiring: AccumulatorCore(
+        wiring.unit, inputs, input_width(inputs, widths), size
+    ),
+)
+register_core(
+    "recurrent",
+    lambda inputs, widths, size, wiring: RecurrentUnitCore(
+        wiring.unit, inputs, input_width(inputs, widths), size
+    ),
+)
+register_core(
+    "linear-recurrence",
+    lambda inputs, widths, size, wiring: LinearRecurrenceCore(inputs, input_width(inputs, widths), size),
+)

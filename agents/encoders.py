@@ -1,12 +1,23 @@
-"""Observation encoders: the paper's A3C conv net for pixels, an MLP for the symbolic grid."""
+"""Observation encoders: the paper's A3C conv net for images ("conv"), an MLP for anything else ("mlp").
+
+Both are registered by name (`register_encoder`), as a user's encoder would be. An agent reads a
+Dict observation: its "stimulus" entry goes to the cores raw (STIMULUS_KEY), every other entry is
+encoded; a Box observation is the Dict of one entry, OBSERVATION_KEY.
+"""
 
 from __future__ import annotations
 
 import math
 
 import gymnasium
+import numpy as np
 import torch
 from torch import Tensor, nn
+
+from nalu_rl.agents.registry import encoder_factory, register_encoder
+
+STIMULUS_KEY = "stimulus"
+OBSERVATION_KEY = "observation"
 
 
 class PixelEncoder(nn.Module):
@@ -40,33 +51,73 @@ class PixelEncoder(nn.Module):
         return self.fully_connected(self.convolutions(images)).reshape(*leading, self.feature_size)
 
 
-class GridEncoder(nn.Module):
-    """A two-layer ReLU MLP over the flattened symbolic grid (agent and target planes)."""
+class MLPEncoder(nn.Module):
+    """A two-layer ReLU MLP over the flattened observation (e.g. the symbolic grid's two planes)."""
 
-    def __init__(self, grid_shape: tuple[int, ...], feature_size: int = 256) -> None:
+    def __init__(self, input_shape: tuple[int, ...], feature_size: int = 256) -> None:
         super().__init__()
-        self.grid_shape = tuple(grid_shape)
+        self.input_shape = tuple(input_shape)
         self.feature_size = feature_size
         self.layers = nn.Sequential(
-            nn.Linear(math.prod(grid_shape), feature_size),
+            nn.Linear(math.prod(self.input_shape), feature_size),
             nn.ReLU(),
             nn.Linear(feature_size, feature_size),
             nn.ReLU(),
         )
 
-    def forward(self, grid: Tensor) -> Tensor:
-        """grid uint8 [..., planes, S, S] -> features [..., feature_size]."""
-        leading = grid.shape[: grid.dim() - len(self.grid_shape)]
-        return self.layers(grid.reshape(*leading, -1).float())
+    def forward(self, observation: Tensor) -> Tensor:
+        """observation [..., *input_shape] (any numeric dtype) -> features [..., feature_size]."""
+        leading = observation.shape[: observation.dim() - len(self.input_shape)]
+        return self.layers(observation.reshape(*leading, -1).float())
 
 
-def make_encoder(observation_space: gymnasium.spaces.Dict, feature_size: int = 256) -> tuple[str, nn.Module]:
-    """The observation key to encode ("pixels" or "grid") and the encoder built for its shape."""
-    spaces = getattr(observation_space, "spaces", None)
-    if not isinstance(spaces, dict) or "stimulus" not in spaces:
-        raise ValueError(f"observation_space must be a Dict with a 'stimulus' key, got {observation_space}")
-    if "pixels" in spaces:
-        return "pixels", PixelEncoder(tuple(spaces["pixels"].shape), feature_size)
-    if "grid" in spaces:
-        return "grid", GridEncoder(tuple(spaces["grid"].shape), feature_size)
-    raise ValueError(f"observation_space needs a 'pixels' or a 'grid' key, got keys {sorted(spaces)}")
+class MultiKeyEncoder(nn.Module):
+    """One encoder per observation entry, their features concatenated in the order of `encoders`."""
+
+    def __init__(self, encoders: dict[str, nn.Module]) -> None:
+        super().__init__()
+        self.keys = tuple(encoders)
+        self.encoders = nn.ModuleDict(encoders)
+
+    def forward(self, observation: dict[str, Tensor]) -> Tensor:
+        """The entries of `observation` -> their features concatenated on the last axis."""
+        return torch.cat([self.encoders[key](observation[key]) for key in self.keys], -1)
+
+
+def is_image_space(space: gymnasium.spaces.Space) -> bool:
+    """Whether `space` holds images: uint8 (H, W, C) with C in 1, 3, 4 and values 0..255."""
+    return (
+        isinstance(space, gymnasium.spaces.Box)
+        and space.dtype == np.uint8
+        and len(space.shape) == 3
+        and space.shape[-1] in (1, 3, 4)
+        and bool(np.all(space.low == 0))
+        and bool(np.all(space.high == 255))
+    )
+
+
+def auto_encoder_name(space: gymnasium.spaces.Space) -> str:
+    """The encoder "auto" picks for `space`: "conv" for images, "mlp" for anything else."""
+    return "conv" if is_image_space(space) else "mlp"
+
+
+def build_encoder(name: str, space: gymnasium.spaces.Space, feature_size: int) -> nn.Module:
+    """The registered encoder `name` (or "auto"'s pick) for one observation entry of `space`."""
+    if not isinstance(space, gymnasium.spaces.Box):
+        raise ValueError(f"an observation entry must be a Box space to be encoded, got {space}")
+    if name == "auto":
+        name = auto_encoder_name(space)
+    return encoder_factory(name)(space, feature_size)
+
+
+def observation_dict_space(space: gymnasium.spaces.Space) -> gymnasium.spaces.Dict:
+    """`space` as a Dict: a Dict as it is, a Box as the one entry OBSERVATION_KEY."""
+    if isinstance(space, gymnasium.spaces.Dict):
+        return space
+    if isinstance(space, gymnasium.spaces.Box):
+        return gymnasium.spaces.Dict({OBSERVATION_KEY: space})
+    raise ValueError(f"observations must be a Box or a Dict of Boxes, got {space}")
+
+
+register_encoder("conv", lambda space, feature_size: PixelEncoder(tuple(space.shape), feature_size))
+register_encoder("mlp", lambda space, feature_size: MLPEncoder(tuple(space.shape), feature_size))

@@ -1,9 +1,11 @@
 """The actor-critic model: encoder -> cores -> policy and value heads, composed as a `Wiring` says.
 
-Every agent of the registry (`nalu_rl.agents.registry`) is this one module with a different `Wiring`. Per
+Every registered agent (`nalu_rl.agents.registry`) is this one module with a different `Wiring`. Per
 step t, with f_t the encoder features (layer-normalised where the wiring asks) and s_t the stimulus:
-  LSTM core (optional):    (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
-  counter core (optional): accumulator  m_t = m_{t-1} + U(x_t)     (identity recurrence: no decay)
+  memory core (optional):  the registered `memory_core`, by default the LSTM
+                           (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
+  counter core (optional): the registered `counter`, for example
+                           accumulator  m_t = m_{t-1} + U(x_t)     (identity recurrence: no decay)
                            recurrent    m_t = U([x_t, m_{t-1}])    (a learned linear recurrence)
                            with U an arithmetic unit (NAC, NALU, NAU, NMU) and x_t the concat of its
                            inputs among f_t, s_t, 1 (a bias unit) and h_t; no squashing on m.
@@ -11,140 +13,24 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
                            value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
 With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; the critic and the
 recurrence always use m_t itself. A core that reads the other's output steps after it. Where
-episode_start[t] is True every core zeroes its state (h, c and m) before step t. The cores
-themselves live in `nalu_rl.agents.cores`.
+episode_start[t] is True every core zeroes its state (h, c and m) before step t. The project's cores
+live in `nalu_rl.agents.cores`, its wirings in `nalu_rl.agents.catalog`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import math
 from typing import Any
 
 import gymnasium
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.agents.cores import (
-    SEQUENCE_SIGNALS,
-    AccumulatorCore,
-    Core,
-    LinearRecurrenceCore,
-    LSTMCore,
-    RecurrentUnitCore,
-)
-from nalu_rl.agents.encoders import make_encoder
+from nalu_rl.agents.cores import SEQUENCE_SIGNALS, Core
+from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, observation_dict_space
+from nalu_rl.agents.registry import agent_wiring, core_factory
+from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 from nalu_rl.units import total_regularizer
-
-LSTM_INPUTS = ("encoder", "stimulus", "count")
-COUNTER_INPUTS = ("encoder", "stimulus", "bias", "lstm")
-HEAD_INPUTS = ("encoder", "stimulus", "lstm", "count")
-COUNTER_KINDS = ("accumulator", "recurrent", "linear-recurrence")
-
-
-@dataclass(frozen=True)
-class Wiring:
-    """How a core is assembled: what the LSTM, the counter and each head read (see the module docstring).
-
-    lstm_inputs: the LSTM's inputs among "encoder", "stimulus", "count"; empty means no LSTM.
-    counter: None (no counter), "accumulator", "recurrent" (both built on `unit`) or
-        "linear-recurrence" (the LRU's diagonal linear recurrence; `unit` is not used).
-    counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "lstm".
-    actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "lstm", "count".
-    actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
-    unit: the arithmetic unit of the counter ("nac", "nalu", "nau", "nmu").
-    counter_size, lstm_size, feature_size: widths of the counter state, the LSTM and the encoder.
-    feature_norm: layer-normalise the encoder features before anything reads them.
-    actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
-        the counter's own recurrence read it unclamped), so a count beyond c looks the same to the
-        policy however large it grows.
-    """
-
-    lstm_inputs: tuple[str, ...] = ()
-    counter: str | None = None
-    counter_inputs: tuple[str, ...] = ()
-    actor_inputs: tuple[str, ...] = ()
-    critic_inputs: tuple[str, ...] = ()
-    actor_hidden: int = 0
-    critic_hidden: int = 0
-    unit: str = "nac"
-    counter_size: int = 8
-    lstm_size: int = 128
-    feature_size: int = 256
-    feature_norm: bool = False
-    actor_count_clip: float = 0.0
-
-    @property
-    def has_lstm(self) -> bool:
-        """Whether the core has an LSTM."""
-        return bool(self.lstm_inputs)
-
-    @property
-    def policy_reads_lstm(self) -> bool:
-        """Whether the actor head depends on the LSTM, directly or through a counter that reads it."""
-        through_count = "count" in self.actor_inputs and "lstm" in self.counter_inputs
-        return "lstm" in self.actor_inputs or through_count
-
-    def validate(self) -> None:
-        """Raise ValueError if the wiring names an unknown input or cannot be computed step by step."""
-        groups = {
-            "lstm_inputs": (self.lstm_inputs, LSTM_INPUTS),
-            "counter_inputs": (self.counter_inputs, COUNTER_INPUTS),
-            "actor_inputs": (self.actor_inputs, HEAD_INPUTS),
-            "critic_inputs": (self.critic_inputs, HEAD_INPUTS),
-        }
-        for field_name, (names, allowed) in groups.items():
-            unknown = [name for name in names if name not in allowed]
-            if unknown or len(set(names)) != len(names):
-                raise ValueError(f"{field_name} must be distinct names among {allowed}, got {names}")
-        if self.counter is not None and self.counter not in COUNTER_KINDS:
-            raise ValueError(f"counter must be None or one of {COUNTER_KINDS}, got {self.counter!r}")
-        if (self.counter is None) == bool(self.counter_inputs):
-            raise ValueError("counter_inputs must be given exactly when there is a counter")
-        if not self.actor_inputs or not self.critic_inputs:
-            raise ValueError("actor_inputs and critic_inputs must not be empty")
-        uses = set(self.lstm_inputs) | set(self.actor_inputs) | set(self.critic_inputs)
-        if "count" in uses and self.counter is None:
-            raise ValueError("'count' is read but the wiring has no counter")
-        uses |= set(self.counter_inputs)
-        if "lstm" in uses and not self.has_lstm:
-            raise ValueError("'lstm' is read but the wiring has no LSTM")
-        if "count" in self.lstm_inputs and "lstm" in self.counter_inputs:
-            raise ValueError("the LSTM and the counter cannot read each other at the same step")
-        for name in ("actor_hidden", "critic_hidden"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.actor_count_clip >= 0:  # also rejects NaN
-            raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
-        if self.actor_count_clip and "count" not in self.actor_inputs:
-            raise ValueError("actor_count_clip is set but the actor does not read 'count'")
-        for name in ("counter_size", "lstm_size", "feature_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as plain values (lists for tuples), storable in a weights-only checkpoint."""
-        return {field.name: _plain(getattr(self, field.name)) for field in fields(self)}
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> Wiring:
-        """The validated Wiring of `to_dict` output; raises ValueError on unknown or invalid fields."""
-        unknown = sorted(set(values) - set(WIRING_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown wiring fields {unknown}")
-        wiring = cls(**{name: _frozen(value) for name, value in values.items()})
-        wiring.validate()
-        return wiring
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _frozen(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-WIRING_OPTIONS = tuple(field.name for field in fields(Wiring))
 
 
 def _head(in_features: int, out_features: int, hidden: int, output_gain: float) -> nn.Module:
@@ -161,7 +47,7 @@ def _head(in_features: int, out_features: int, hidden: int, output_gain: float) 
 
 
 class ActorCritic(nn.Module):
-    """An actor-critic agent for TimeTrack: encoder -> cores (per `wiring`) -> policy and value heads.
+    """An actor-critic agent: encoder -> cores (per `wiring`) -> policy and value heads.
 
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
@@ -171,7 +57,7 @@ class ActorCritic(nn.Module):
     """
 
     def __init__(
-        self, observation_space: gymnasium.spaces.Dict, num_actions: int, wiring: Wiring, name: str = ""
+        self, observation_space: gymnasium.spaces.Space, num_actions: int, wiring: Wiring, name: str = ""
     ) -> None:
         super().__init__()
         wiring.validate()
@@ -180,27 +66,39 @@ class ActorCritic(nn.Module):
         self.name = name
         self.wiring = wiring
         self.num_actions = num_actions
-        self.observation_key, self.encoder = make_encoder(observation_space, wiring.feature_size)
-        self.feature_norm = nn.LayerNorm(wiring.feature_size) if wiring.feature_norm else None
-        widths = {
-            "encoder": wiring.feature_size,
-            "stimulus": 1,
-            "bias": 1,
-            "lstm": wiring.lstm_size,
-            "count": wiring.counter_size,
+        space = observation_dict_space(observation_space)
+        self.observation_keys = tuple(key for key in space.spaces if key != STIMULUS_KEY)
+        if not self.observation_keys:
+            raise ValueError(f"the observation has nothing to encode besides {STIMULUS_KEY!r}: {space}")
+        encoders = {
+            key: build_encoder(wiring.encoder, space[key], wiring.feature_size)
+            for key in self.observation_keys
         }
-        cores: list[Core] = []
+        # One entry keeps its encoder at `encoder` itself, the names checkpoints have always used.
+        self.encoder = encoders[self.observation_keys[0]] if len(encoders) == 1 else MultiKeyEncoder(encoders)
+        encoder_width = wiring.feature_size * len(encoders)
+        stimulus_space = space.spaces.get(STIMULUS_KEY)
+        self.stimulus_width = math.prod(stimulus_space.shape) if stimulus_space is not None else 0
+        self.feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
+        widths = {
+            "encoder": encoder_width,
+            "stimulus": self.stimulus_width,
+            "bias": 1,
+            MEMORY_SIGNAL: wiring.lstm_size,
+            COUNT_SIGNAL: wiring.counter_size,
+        }
+        slots = []
         if wiring.has_lstm:
-            cores.append(LSTMCore(wiring.lstm_inputs, widths, wiring.lstm_size))
+            slots.append((MEMORY_SIGNAL, wiring.memory_core, wiring.lstm_inputs, wiring.lstm_size))
         if wiring.counter is not None:
-            counter_width = sum(widths[name] for name in wiring.counter_inputs)
-            if wiring.counter == "linear-recurrence":
-                cores.append(LinearRecurrenceCore(wiring.counter_inputs, counter_width, wiring.counter_size))
-            else:
-                counter_core = AccumulatorCore if wiring.counter == "accumulator" else RecurrentUnitCore
-                cores.append(
-                    counter_core(wiring.unit, wiring.counter_inputs, counter_width, wiring.counter_size)
-                )
+            slots.append((COUNT_SIGNAL, wiring.counter, wiring.counter_inputs, wiring.counter_size))
+        cores: list[Core] = []
+        for signal, core_name, inputs, size in slots:
+            core = core_factory(core_name)(inputs, widths, size, wiring)
+            if not isinstance(core, Core):
+                raise ValueError(f"core {core_name!r} built a {type(core).__name__}, not a nalu_rl Core")
+            core.signal = signal
+            cores.append(core)
         # The cores stay out of the module tree (a plain tuple): their layers are registered here under
         # the names checkpoints have always used (lstm_input, lstm_hidden, lstm_count, counter_unit).
         for core in cores:
@@ -208,6 +106,8 @@ class ActorCritic(nn.Module):
                 self.add_module(layer_name, layer)
         self.cores = tuple(cores)  # in the order of their states in `state_names`
         self.state_names: tuple[str, ...] = tuple(name for core in cores for name in core.state_names)
+        if len(set(self.state_names)) != len(self.state_names):
+            raise ValueError(f"the cores' state names must be distinct, got {self.state_names}")
         # A core that reads another core's signal steps after it.
         self.step_order = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
         self._stepwise_sequence_signals = tuple(
@@ -241,11 +141,20 @@ class ActorCritic(nn.Module):
         """Run T steps of B episodes: obs tensors [T, B, ...], episode_start bool [T, B], state from
         `initial_state` (or a previous call) -> logits [T, B, num_actions], value [T, B], next state.
         """
-        features = self.encoder(obs[self.observation_key])
+        if isinstance(self.encoder, MultiKeyEncoder):
+            features = self.encoder(obs)
+        else:
+            features = self.encoder(obs[self.observation_keys[0]])
         if self.feature_norm is not None:
             features = self.feature_norm(features)
-        stimulus = obs["stimulus"].float()  # exact: bfloat16 features would round a T above 256
-        signals = {"encoder": features, "stimulus": stimulus, "bias": torch.ones_like(stimulus)}
+        leading = episode_start.shape
+        if self.stimulus_width:
+            # float32: bfloat16 features would round a T above 256
+            stimulus = obs[STIMULUS_KEY].float().reshape(*leading, self.stimulus_width)
+        else:
+            stimulus = features.new_zeros(*leading, 0, dtype=torch.float32)
+        bias = torch.ones(*leading, 1, device=features.device)
+        signals = {"encoder": features, "stimulus": stimulus, "bias": bias}
         next_state = self._run_cores(signals, episode_start, state)
         actor_signals = signals
         if self.wiring.actor_count_clip > 0 and "count" in self.wiring.actor_inputs:
@@ -286,4 +195,15 @@ class ActorCritic(nn.Module):
         return tuple(tensor for core in self.cores for tensor in core_states[core])
 
     def extra_repr(self) -> str:
-        return f"name={self.name!r}, observation_key={self.observation_key!r}"
+        return f"name={self.name!r}, observation_keys={self.observation_keys}"
+
+
+def make_agent(
+    name: str, observation_space: gymnasium.spaces.Space, num_actions: int = 5, **options: Any
+) -> ActorCritic:
+    """Build the actor-critic agent registered as `name` for this observation space.
+
+    `options` override fields of the agent's Wiring (lstm_size, counter_size, unit, ...); an
+    unknown name or option raises ValueError.
+    """
+    return ActorCritic(observation_space, num_actions, agent_wiring(name, **options), name=name)

@@ -64,35 +64,43 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     return payload
 
 
-def build_model(agent: str, env: Any, stored_wiring: dict[str, Any] | None) -> torch.nn.Module:
-    """The untrained ActorCritic of a run of `agent` on `env` (a TimeTrackEnv): built from the run's
-    stored wiring, or from the registry's current wiring of `agent` where none was stored.
+def build_model(
+    agent: str, observation_space: Any, num_actions: int, stored_wiring: dict[str, Any] | None
+) -> torch.nn.Module:
+    """The untrained ActorCritic of a run of `agent` for these spaces: built from the run's stored
+    wiring, or from the registry's current wiring of `agent` where none was stored.
 
-    Raises ValueError or TypeError for an invalid wiring or an unknown agent.
+    Raises ValueError or TypeError for an invalid wiring, an unknown agent or an unregistered part.
     """
     from nalu_rl.agents import ActorCritic, Wiring, agent_wiring
 
     wiring = Wiring.from_dict(stored_wiring) if stored_wiring is not None else agent_wiring(agent)
-    return ActorCritic(env.observation_space, int(env.action_space.n), wiring, name=agent)
+    return ActorCritic(observation_space, num_actions, wiring, name=agent)
 
 
 def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
 
-    The config must hold "agent" (the --agent name) and "env" (the TimeTrack keyword arguments the
-    run trained with); the observation space is rebuilt from "env". The model is built from the
-    checkpoint's own "wiring", so it loads even after the registry has pointed its name elsewhere;
-    checkpoints written without one are built from the registry's current wiring of "agent".
+    The config holds "agent" (the --agent name), "env_id" (TimeTrack when absent), "env" (the env's
+    keyword arguments) and "imports" (the --import modules, imported here first, so that a run of a
+    user's core or env loads in a fresh process). The model is built from the checkpoint's own
+    "wiring", so it loads even after the registry has pointed its name elsewhere; checkpoints
+    written without one are built from the registry's current wiring of "agent".
     """
-    # Imported here so that reading a checkpoint does not pull in the environment and the agents.
-    from nalu_rl.envs import TimeTrackEnv
+    from nalu_rl.environment import RunEnvironment
+    from nalu_rl.plugins import import_modules
 
     payload = load_checkpoint(path, map_location=device)
     config = payload["config"]
+    imports = config.get("imports") or []
+    if not isinstance(imports, list) or not all(isinstance(name, str) for name in imports):
+        raise CheckpointError(f"checkpoint {path} has a malformed list of --import modules: {imports!r}")
+    import_modules(imports, needed_by=f"checkpoint {path}")
     try:
-        env_kwargs = {key: value for key, value in config["env"].items() if key != "render_mode"}
-        env = TimeTrackEnv(**env_kwargs)
-        model = build_model(config["agent"], env, payload.get("wiring"))
+        environment = RunEnvironment.from_config(config)
+        observation_space, num_actions = environment.spaces()
+        environment.close()
+        model = build_model(config["agent"], observation_space, num_actions, payload.get("wiring"))
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"checkpoint {path} does not describe a known agent: {error}") from None

@@ -90,9 +90,30 @@ def checkpoint_paths(checkpoints: Sequence[str] | None, agents: Sequence[str] | 
 
 def agent_names_help() -> str:
     """The agent names for a --help text, with a pointer to the table of `--list-agents`."""
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import agent_names
 
-    return f"one of: {', '.join(AGENT_NAMES)} (python -m nalu_rl.train --list-agents describes them)"
+    return f"one of: {', '.join(agent_names())} (python -m nalu_rl.train --list-agents describes them)"
+
+
+def add_import_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add `--import MODULE` (repeatable): a user's module imported before anything is built."""
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module of yours to import first (repeatable), e.g. one that registers a core or an env; "
+        "a checkpoint's own --import modules are imported without it",
+    )
+    return parser
+
+
+def import_option_modules(args: argparse.Namespace) -> None:
+    """Import the modules of a parsed `--import` option (InputError in one line if one fails)."""
+    from nalu_rl.plugins import import_modules
+
+    import_modules(args.imports)
 
 
 def shipped_agent_help() -> str:

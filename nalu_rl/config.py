@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import json
 import os
+import sys
 import time
 import types
 import typing
@@ -19,17 +20,55 @@ from nalu_rl.errors import InputError
 
 
 def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
-    """A dataclass field carrying its one-line help (shown by --help) and extra argparse settings."""
+    """A dataclass field carrying its one-line help (shown by --help) and extra argparse settings
+    (`flag` names its option where that is not the field's name)."""
+    if isinstance(default, (dict, list)):
+        return field(
+            default_factory=lambda: type(default)(default), metadata={"help": help, **argparse_kwargs}
+        )
     return field(default=default, metadata={"help": help, **argparse_kwargs})
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    from nalu_rl.environment import parse_env_kwargs
+
+    try:
+        return parse_env_kwargs(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 @dataclass
 class Config:
-    """Every setting of a training run, with its default (`parse_config` puts an agent's
-    AGENT_TRAINING_DEFAULTS over these)."""
+    """Every setting of a training run, with its default (`parse_config` puts the agent's registered
+    training defaults over these)."""
 
     agent: str = _option("signed-count", "agent (core) to train")
-    obs: str = _option("pixels", "observation mode of the environment", choices=("pixels", "symbolic"))
+    env_id: str = _option(
+        "nalu_rl/TimeTrack-v0",
+        "Gymnasium id of the environment (any env with Discrete actions and Box or Dict observations; "
+        "e.g. nalu_rl/IntervalTiming-v0, CartPole-v1, or one registered by an --import module)",
+    )
+    extra_env_kwargs: dict = _option(
+        {},
+        "keyword arguments of the environment, a JSON object (over the task options below)",
+        flag="--env-kwargs",
+        type=_json_object,
+        metavar="JSON",
+    )
+    imports: list = _option(
+        [],
+        "a module of yours to import first, in the learner and every worker (repeatable); it may "
+        "register cores, encoders, agents and environments; recorded in the run for evaluate/render",
+        flag="--import",
+        action="append",
+        metavar="MODULE",
+    )
+    obs: str = _option(
+        "pixels",
+        "observation mode of a timing task (TimeTrack, IntervalTiming)",
+        choices=("pixels", "symbolic"),
+    )
     runtime: str = _option(
         "learner",
         "learner: actor processes feed one learner; hogwild: workers update one shared model",
@@ -110,14 +149,19 @@ class Config:
     resume: str | None = _option(None, "continue the run saved in this folder (its config is used)")
 
     def env_kwargs(self) -> dict[str, Any]:
-        """The TimeTrack keyword arguments this run trains with."""
-        return {
-            "obs_mode": self.obs,
-            "size": self.size,
-            "delay_range": list(self.delay_range),
-            "stimulus": self.stimulus,
-            "reward_mode": self.reward_mode,
+        """The keyword arguments the run's environment is built with: the task options it takes (for
+        TimeTrack obs_mode, size, delay_range, stimulus, reward_mode), then --env-kwargs over them."""
+        from nalu_rl.environment import TASK_OPTION_KWARGS, task_options
+
+        accepted = task_options(self.env_id)
+        kwargs = {
+            keyword: getattr(self, name)
+            for name, keyword in TASK_OPTION_KWARGS.items()
+            if keyword in accepted
         }
+        if "delay_range" in kwargs:
+            kwargs["delay_range"] = list(kwargs["delay_range"])
+        return {**kwargs, **self.extra_env_kwargs}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible dict of the config, with the env keyword arguments under "env"."""
@@ -134,6 +178,8 @@ class Config:
         kwargs = {key: value for key, value in values.items() if key in names}
         if "delay_range" in kwargs:
             kwargs["delay_range"] = tuple(kwargs["delay_range"])
+        if "imports" in kwargs:
+            kwargs["imports"] = list(kwargs["imports"])
         return cls(**kwargs)
 
     def save_json(self, path: str | os.PathLike) -> None:
@@ -155,24 +201,27 @@ class Config:
         return resolve_precision(self.precision, self.resolved_device())
 
     def default_logdir(self) -> str:
-        """runs/<agent>-<obs>-<seed>-<time>."""
+        """runs/<agent>-<obs>-<seed>-<time> (TimeTrack), runs/<agent>-<env>-<seed>-<time> otherwise."""
+        from nalu_rl.environment import DEFAULT_ENV_ID
+
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        return str(Path("runs") / f"{self.agent}-{self.obs}-{self.seed}-{stamp}")
+        task = self.obs if self.env_id == DEFAULT_ENV_ID else self.env_id.replace("/", "-")
+        return str(Path("runs") / f"{self.agent}-{task}-{self.seed}-{stamp}")
 
 
-# The training options an agent trains with unless the command line sets them: those of its
-# measured runs (docs/RESULTS.md). signed-count: the gated regulariser and the units' faster Adam
-# group that brought its count weights to exactly +-1, over the fixed 6M-step budget of its runs.
-AGENT_TRAINING_DEFAULTS: dict[str, dict[str, Any]] = {
-    "signed-count": {
-        "regularizer_gate_success": 0.5,
-        "regularizer_start_steps": 0,
-        "regularizer_end_steps": 1_000_000,
-        "unit_lr_scale": 10.0,
-        "total_steps": 6_000_000,
-        "target_fraction": 2.0,
-    },
-}
+def agent_training_defaults(agent: str) -> dict[str, Any]:
+    """The training options `agent` trains with unless the command line sets them (its registry
+    entry's, e.g. those of its measured runs); empty for an unknown agent. InputError if the entry
+    names an option that is not a Config field."""
+    from nalu_rl.agents import agent_names, agent_spec
+
+    if agent not in agent_names():
+        return {}
+    defaults = dict(agent_spec(agent).training_defaults)
+    unknown = sorted(set(defaults) - {item.name for item in dataclasses.fields(Config)})
+    if unknown:
+        raise InputError(f"agent {agent!r} sets training defaults of unknown options {unknown}")
+    return defaults
 
 
 def _field_type(item: dataclasses.Field) -> Any:
@@ -191,10 +240,15 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nalu_rl.train",
         description="Train an actor-critic agent on TimeTrack (reach the target exactly T steps after the "
-        "stimulus) until the training-range target is met or the step budget is spent.",
+        "stimulus), or on any Gymnasium env with --env-id, until the training-range target is met or "
+        "the step budget is spent.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import describe_agents
+
+    agents_defaults = {
+        name: agent_training_defaults(name) for name in describe_agents() if agent_training_defaults(name)
+    }
 
     parser.add_argument(
         "--list-agents",
@@ -203,19 +257,22 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         help="print a table of the agents (name, description, shipped checkpoints) and exit",
     )
     for item in dataclasses.fields(Config):
-        flag = "--" + item.name.replace("_", "-")
+        flag = item.metadata.get("flag", "--" + item.name.replace("_", "-"))
         kind = _field_type(item)
-        extra = {key: value for key, value in item.metadata.items() if key != "help"}
-        extra["default"] = item.default if defaults else argparse.SUPPRESS
+        extra = {key: value for key, value in item.metadata.items() if key not in ("help", "flag")}
+        default = item.default if item.default is not dataclasses.MISSING else item.default_factory()
+        extra["default"] = default if defaults else argparse.SUPPRESS
         help_text = item.metadata["help"]
         if item.name == "agent":
-            help_text = f"{help_text}: one of {', '.join(AGENT_NAMES)}"
-            for agent in AGENT_TRAINING_DEFAULTS:
+            help_text = f"{help_text}: one of {', '.join(describe_agents())}"
+            for agent in agents_defaults:
                 help_text += f"; {agent} sets the defaults of the options whose help names it"
-        for agent, agent_defaults in AGENT_TRAINING_DEFAULTS.items():
+        for agent, agent_defaults in agents_defaults.items():
             if item.name in agent_defaults:
                 help_text += f" ({agent}: {agent_defaults[item.name]} unless given)"
-        if kind is bool:
+        if "action" in extra or "type" in extra:
+            parser.add_argument(flag, dest=item.name, help=help_text, **extra)
+        elif kind is bool:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
         elif typing.get_origin(kind) is tuple:
             element = typing.get_args(kind)[0]
@@ -228,13 +285,17 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
 def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     """Parse the command line into a Config; also return the names of the options given explicitly.
 
-    The agent's AGENT_TRAINING_DEFAULTS replace the defaults of the options not given. A malformed
+    The agent's registered training defaults replace the defaults of the options not given. A malformed
     option raises InputError (argparse's usage text and exit are not used).
     """
 
     def one_line_error(message: str) -> None:
         raise InputError(message)
 
+    from nalu_rl.plugins import import_modules, modules_in_argv
+
+    # The user's modules first: the agents and envs they register are options of this parser.
+    import_modules(modules_in_argv(list(sys.argv[1:] if argv is None else argv)))
     parser, explicit_parser = build_parser(), build_parser(defaults=False)
     # argparse exits with its own usage text on a malformed option; make that a one-line error.
     parser.error = explicit_parser.error = one_line_error  # type: ignore[method-assign]
@@ -243,7 +304,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     values["delay_range"] = tuple(values["delay_range"])
     values.pop("list_agents")
     given.discard("list_agents")
-    for name, value in AGENT_TRAINING_DEFAULTS.get(values["agent"], {}).items():
+    for name, value in agent_training_defaults(values["agent"]).items():
         if name not in given:
             values[name] = value
     return Config(**values), given
@@ -251,10 +312,16 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
 
 def validate(config: Config) -> None:
     """Raise InputError naming the first option whose value cannot work."""
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import agent_names
+    from nalu_rl.environment import RunEnvironment
+    from nalu_rl.plugins import import_modules
 
-    if config.agent not in AGENT_NAMES:
-        raise InputError(f"unknown agent {config.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+    import_modules(config.imports)
+    if config.agent not in agent_names():
+        raise InputError(
+            f"unknown agent {config.agent!r}; choose one of {', '.join(agent_names())} "
+            "(or register yours in a module given to --import)"
+        )
     positive = (
         "envs_per_actor",
         "hogwild_envs",
@@ -302,6 +369,11 @@ def validate(config: Config) -> None:
         raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
     if not config.target_fraction >= 0.0:
         raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
+    environment = RunEnvironment(config.env_id, config.env_kwargs())
+    try:
+        environment.spaces()  # builds one env: unknown ids, bad kwargs and continuous actions fail here
+    finally:
+        environment.close()
     if config.device == "cuda":
         import torch
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from nalu_rl.cli import (
     CliError,
+    add_import_option,
     checkpoint_paths,
     delays_and_episodes_options,
+    import_option_modules,
     run_cli,
     shipped_agent_help,
     writable_folder,
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--greedy", action="store_true", help="take the most likely action instead of sampling"
     )
+    add_import_option(parser)
     return parser
 
 
@@ -47,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nalu_rl.checkpoint import load_agent
 
     args = build_parser().parse_args(argv)
+    import_option_modules(args)
     delays = delays_and_episodes_options(args.delays, args.episodes)
     (path,) = checkpoint_paths(
         [args.checkpoint] if args.checkpoint else None, [args.agent] if args.agent else None

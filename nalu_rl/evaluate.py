@@ -8,8 +8,10 @@ from pathlib import Path
 
 from nalu_rl.cli import (
     CliError,
+    add_import_option,
     checkpoint_paths,
     delays_and_episodes_options,
+    import_option_modules,
     run_cli,
     shipped_agent_help,
     writable_folder,
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-batch", type=int, default=DEFAULT_MAX_BATCH, help="most observations per policy call"
     )
+    add_import_option(parser)
     return parser
 
 
@@ -72,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nalu_rl.figures import plot_success_by_delay
 
     args = build_parser().parse_args(argv)
+    import_option_modules(args)
     delays = delays_and_episodes_options(args.delays, args.episodes)
     if args.max_batch < 1:
         raise CliError(f"--max-batch must be >= 1, got {args.max_batch}")

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from nalu_rl.environment import RunEnvironment, ended_episodes, observation_dict
+from nalu_rl.errors import InputError
 from nalu_rl.stats import wilson_interval
 
 CSV_COLUMNS = ("agent", "delay", "episodes", "successes", "success_rate", "ceiling", "ci_low", "ci_high")
@@ -99,7 +101,9 @@ def play_episodes(
     leave the batch; a policy with a `keep_rows(mask)` method is told which rows stay.
     """
     sizes = [env.num_envs for env in vector_envs]
-    observations = [env.reset(seed=seed)[0] for env, seed in zip(vector_envs, seeds, strict=True)]
+    observations = [
+        observation_dict(env.reset(seed=seed)[0]) for env, seed in zip(vector_envs, seeds, strict=True)
+    ]
     quota = np.concatenate([np.asarray(q, dtype=np.int64) for q in quotas])
     if quota.shape[0] != sum(sizes):
         raise ValueError(f"quotas cover {quota.shape[0]} slots, the vector envs have {sum(sizes)}")
@@ -124,18 +128,29 @@ def play_episodes(
         episode_start = done.copy()
         for k in live:
             lo, hi = bounds[k], bounds[k + 1]
-            observations[k], _, terminated, truncated, info = vector_envs[k].step(actions[lo:hi])
+            observation, _, terminated, truncated, info = vector_envs[k].step(actions[lo:hi])
+            observations[k] = observation_dict(observation)
             done[lo:hi] = np.asarray(terminated) | np.asarray(truncated)
             ended = lo + np.flatnonzero(done[lo:hi])
             counted = ended[finished[ended] < quota[ended]]
             if counted.size:
-                outcome_counts[k].update(str(outcome) for outcome in info["outcome"][counted - lo])
+                outcomes = episode_outcomes(info, done[lo:hi])
+                outcome_counts[k].update(str(outcome) for outcome in outcomes[counted - lo])
             finished[ended] += 1
         still_live = [k for k in live if unfinished(k)]
         if still_live and len(still_live) < len(live) and hasattr(policy, "keep_rows"):
             policy.keep_rows(np.concatenate([np.full(sizes[k], k in still_live) for k in live]))
         live = still_live
     return outcome_counts
+
+
+def episode_outcomes(info: Mapping[str, Any], ended: np.ndarray) -> np.ndarray:
+    """The outcome of each env of a vector step whose episode ended: `info["outcome"]` where the env
+    gives one (TimeTrack: success, early, late, timeout), else "success" or "ended"."""
+    if "outcome" in info:
+        return np.asarray(info["outcome"])
+    success, _ = ended_episodes(info, ended)
+    return np.where(success, "success", "ended")
 
 
 class ModelPolicy:
@@ -219,12 +234,18 @@ def _to_device(state: Any, device: torch.device) -> Any:
     return state
 
 
-def evaluation_env_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The TimeTrack keyword arguments a checkpoint trained with, minus what evaluation sets itself."""
-    env_kwargs = dict(config.get("env") or {})
-    for key in ("delay_range", "render_mode", "num_envs"):
-        env_kwargs.pop(key, None)
-    return env_kwargs
+def timing_environment(config: Mapping[str, Any]) -> RunEnvironment:
+    """The env a checkpoint trained on, checked to be a timing task (InputError otherwise): what the
+    success-vs-T evaluation, the recordings and the counter view play."""
+    environment = RunEnvironment.from_config(config)
+    environment.kwargs = {key: value for key, value in environment.kwargs.items() if key != "num_envs"}
+    if not environment.is_timing_task:
+        environment.close()
+        raise InputError(
+            f"{environment.env_id} is not a timing task (no delays and ceilings: see nalu_rl.envs.task), "
+            "so it has no success-vs-T evaluation"
+        )
+    return environment
 
 
 def success_by_delay(
@@ -243,15 +264,12 @@ def success_by_delay(
     `config` is the checkpoint's config ("agent" and "env" are read). Results are in the order
     of sorted delays; the episodes of a delay depend only on (seed, T, episodes, max_batch).
     """
-    from nalu_rl.envs import TimeTrackVectorEnv, success_ceiling
-
     delays = sorted(set(int(delay) for delay in delays))
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if not delays:
         raise ValueError("no delays to evaluate")
-    env_kwargs = evaluation_env_kwargs(config)
-    size = int(env_kwargs.get("size", 5))
+    environment = timing_environment(config)
     label = label or str(config.get("agent", "agent"))
     slots = min(episodes, max_batch)
     delays_per_turn = max(1, max_batch // slots)
@@ -259,7 +277,7 @@ def success_by_delay(
     results = []
     for start in range(0, len(delays), delays_per_turn):
         turn = delays[start : start + delays_per_turn]
-        vector_envs = [TimeTrackVectorEnv(slots, delay_range=(delay, delay), **env_kwargs) for delay in turn]
+        vector_envs = [environment.make_vector(slots, delay_range=(delay, delay)) for delay in turn]
         try:
             env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in turn), strict=True)
             policy = ModelPolicy(
@@ -281,7 +299,7 @@ def success_by_delay(
                     delay=delay,
                     episodes=sum(outcome_count.values()),
                     successes=outcome_count.get("success", 0),
-                    ceiling=float(success_ceiling(delay, size=size)),
+                    ceiling=environment.success_ceiling(delay),
                     outcomes=dict(outcome_count),
                 )
             )

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.evaluation import ModelPolicy, evaluation_env_kwargs, training_range
+from nalu_rl.environment import observation_dict
+from nalu_rl.evaluation import ModelPolicy, timing_environment, training_range
 
 RECORD_FORMATS = (".gif", ".mp4")
 # How long the last frame of an episode stays on screen, in seconds, so its outcome can be read.
@@ -31,7 +32,7 @@ def play_episodes_to_frames(
     window: bool = False,
     show_count: bool = True,
 ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
-    """Play `episodes` episodes of `model` in a single TimeTrack env and render each step.
+    """Play `episodes` episodes of `model` in a single env of its timing task and render each step.
 
     With `window` the frames go to a pygame window at `fps` and no frames are returned;
     otherwise the RGB frames (H, W, 3) uint8 are returned, the last frame of each episode
@@ -41,13 +42,13 @@ def play_episodes_to_frames(
     T - t beside the agent's own reading of it (the linear readout of its counter state that
     `nalu_rl.counter` fits on the training range).
     """
-    from nalu_rl.envs import TimeTrackEnv
     from nalu_rl.envs.rendering import HumanWindow, add_caption
 
     readout = fit_time_left_readout(model, config, seed=seed) if show_count else None
-    env_kwargs = evaluation_env_kwargs(config)
     delay_range = (delay, delay) if delay is not None else training_range(config)
-    env = TimeTrackEnv(**env_kwargs, delay_range=delay_range, render_mode="rgb_array")
+    environment = timing_environment(config)
+    env = environment.make(delay_range=delay_range, render_mode="rgb_array")
+    environment.close()
     screen = HumanWindow() if window else None
     hold_frames = max(1, round(HOLD_LAST_FRAME_S * fps))
     policy = ModelPolicy(model, 1, greedy=greedy, group_seeds=[seed])
@@ -70,7 +71,7 @@ def play_episodes_to_frames(
             terminated = truncated = False
             while not (terminated or truncated):
                 frame = env.render()
-                batch = {key: np.asarray(value)[None] for key, value in observation.items()}
+                batch = {key: np.asarray(value)[None] for key, value in observation_dict(observation).items()}
                 action = int(policy(batch, episode_start)[0])
                 episode_start = np.zeros(1, dtype=bool)
                 caption = None

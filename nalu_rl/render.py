@@ -8,8 +8,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from nalu_rl.cli import CliError, checkpoint_paths, run_cli, shipped_agent_help
-from nalu_rl.evaluation import evaluation_env_kwargs
+from nalu_rl.cli import (
+    CliError,
+    add_import_option,
+    checkpoint_paths,
+    import_option_modules,
+    run_cli,
+    shipped_agent_help,
+)
 from nalu_rl.playback import RECORD_FORMATS, play_episodes_to_frames, write_video
 
 
@@ -38,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="no caption with the time left and the agent's reading of it (agents with a counter)",
     )
+    add_import_option(parser)
     return parser
 
 
@@ -46,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nalu_rl.checkpoint import load_agent
 
     args = build_parser().parse_args(argv)
+    import_option_modules(args)
     if args.episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {args.episodes}")
     if args.fps <= 0:
@@ -56,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         [args.checkpoint] if args.checkpoint else None, [args.agent] if args.agent else None
     )
     model, config = load_agent(path)
-    max_delay = int(evaluation_env_kwargs(config).get("max_delay", 1000))
+    max_delay = int((config.get("env") or {}).get("max_delay", 1000))
     if args.delay is not None and not 1 <= args.delay <= max_delay:
         raise CliError(f"--delay must be in 1..{max_delay}, got {args.delay}")
     if args.record:

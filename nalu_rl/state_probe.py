@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.evaluation import ModelPolicy, delay_seeds, evaluation_env_kwargs
+from nalu_rl.environment import observation_dict
+from nalu_rl.evaluation import ModelPolicy, delay_seeds, episode_outcomes, timing_environment
 from nalu_rl.figures import save_figure
 
 # The LSTM cell state mirrors its hidden state; plotting both adds a column and no insight.
@@ -57,11 +58,10 @@ def record_state_traces(
     greedy: bool = False,
 ) -> list[StateTrace]:
     """Play `episodes` episodes at each delay and record the state the policy acted from at each t."""
-    from nalu_rl.envs import TimeTrackVectorEnv
-
-    env_kwargs = evaluation_env_kwargs(config)
     delays = list(delays)
-    vector_envs = [TimeTrackVectorEnv(episodes, delay_range=(delay, delay), **env_kwargs) for delay in delays]
+    environment = timing_environment(config)
+    vector_envs = [environment.make_vector(episodes, delay_range=(delay, delay)) for delay in delays]
+    environment.close()
     env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in delays), strict=True)
     batch_size = episodes * len(delays)
     policy = ModelPolicy(
@@ -71,7 +71,10 @@ def record_state_traces(
         group_sizes=[episodes] * len(delays),
         group_seeds=action_seeds,
     )
-    observations = [env.reset(seed=env_seed)[0] for env, env_seed in zip(vector_envs, env_seeds, strict=True)]
+    observations = [
+        observation_dict(env.reset(seed=env_seed)[0])
+        for env, env_seed in zip(vector_envs, env_seeds, strict=True)
+    ]
     running = np.ones(batch_size, dtype=bool)
     outcomes = np.full(batch_size, "", dtype=object)
     recorded: list[dict[str, np.ndarray]] = []
@@ -85,9 +88,10 @@ def record_state_traces(
             recorded.append({name: view.detach().cpu().numpy().copy() for name, view in views.items()})
             for k, env in enumerate(vector_envs):
                 rows = slice(k * episodes, (k + 1) * episodes)
-                observations[k], _, terminated, truncated, info = env.step(actions[rows])
+                observation, _, terminated, truncated, info = env.step(actions[rows])
+                observations[k] = observation_dict(observation)
                 ended = running[rows] & (np.asarray(terminated) | np.asarray(truncated))
-                outcomes[rows][ended] = info["outcome"][ended]
+                outcomes[rows][ended] = episode_outcomes(info, ended)[ended]
                 running[rows] &= ~ended
             recorded[-1]["_running"] = running.copy()
     finally:

@@ -131,11 +131,11 @@ def check_train_options(
     Return the config of the first agent (the options shared by all trials). On a cluster the
     CUDA check is left to the trials, whose nodes may have the GPUs this one lacks.
     """
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import agent_names
 
-    unknown = [agent for agent in agents if agent not in AGENT_NAMES]
+    unknown = [agent for agent in agents if agent not in agent_names()]
     if unknown:
-        raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(AGENT_NAMES)}")
+        raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(agent_names())}")
     try:
         owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
     except ValueError as error:  # InputError and CliError among them

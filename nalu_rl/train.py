@@ -1,4 +1,4 @@
-"""`python -m nalu_rl.train`: train an agent on TimeTrack, checkpoint it, evaluate it across delays."""
+"""`python -m nalu_rl.train`: train an agent (TimeTrack by default), checkpoint it, evaluate it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Train as the command line says, then evaluate; return the exit code."""
     arguments = sys.argv[1:] if argv is None else list(argv)
     if "--list-agents" in arguments:
+        from nalu_rl.plugins import import_modules, modules_in_argv
+
+        import_modules(modules_in_argv(arguments))
         print(agents_table())
         return 0
     run = run_training(arguments, keep_dashboard=True)
@@ -49,9 +52,16 @@ def evaluate(run: TrainingRun) -> None:
     figure and a clip of one evaluation episode to TensorBoard."""
     from nalu_rl.evaluation import evaluate_and_write
     from nalu_rl.playback import play_episodes_to_frames
+    from nalu_rl.runtime.actor import run_environment
 
     config = run.config
     if config.eval_episodes == 0:
+        return
+    environment = run_environment(config)
+    is_timing_task = environment.is_timing_task
+    environment.close()
+    if not is_timing_task:
+        print(f"no success-vs-T evaluation: {config.env_id} is not a timing task", file=sys.stderr)
         return
     run.model.eval()
     csv_path = evaluate_and_write(

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from nalu_rl.agents import AGENT_NAMES, actor_critic_loss, make_agent, vtrace
+from nalu_rl.agents import actor_critic_loss, agent_names, make_agent, vtrace
 from nalu_rl.agents.losses import action_log_probs
 
 MAX_DELAY = 1000
@@ -108,7 +108,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--agents", nargs="+", default=list(AGENT_NAMES), choices=AGENT_NAMES, help="agents to time"
+        "--agents", nargs="+", default=list(agent_names()), choices=agent_names(), help="agents to time"
     )
     parser.add_argument("--obs", nargs="+", default=["pixels", "symbolic"], choices=["pixels", "symbolic"])
     parser.add_argument("--act-batch", type=int, default=128, help="batch of one-step acting")

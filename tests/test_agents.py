@@ -9,7 +9,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from nalu_rl.agents import AGENT_NAMES, ActorCritic, Wiring, agent_wiring, describe_agents, make_agent
+from nalu_rl.agents import ActorCritic, Wiring, agent_names, agent_wiring, describe_agents, make_agent
 
 MAX_DELAY = 1000
 GRID_SIZE = 5
@@ -73,7 +73,7 @@ def one_torch_thread():
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", AGENT_NAMES)
+@pytest.mark.parametrize("name", agent_names())
 def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str) -> None:
     space = observation_space(mode)
     model = make_agent(name, space, num_actions=5)
@@ -99,7 +99,7 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", AGENT_NAMES)
+@pytest.mark.parametrize("name", agent_names())
 def test_stepping_one_step_at_a_time_equals_sequence_forward(name: str, mode: str) -> None:
     space = observation_space(mode)
     model = make_agent(name, space)
@@ -117,7 +117,7 @@ def test_stepping_one_step_at_a_time_equals_sequence_forward(name: str, mode: st
         torch.testing.assert_close(stepped, sequenced, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", AGENT_NAMES)
+@pytest.mark.parametrize("name", agent_names())
 def test_state_is_zeroed_exactly_where_an_episode_starts(name: str) -> None:
     space = observation_space("symbolic")
     model = make_agent(name, space)
@@ -143,7 +143,7 @@ def test_state_is_zeroed_exactly_where_an_episode_starts(name: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", AGENT_NAMES)
+@pytest.mark.parametrize("name", agent_names())
 def test_gradients_reach_every_parameter(name: str, mode: str) -> None:
     space = observation_space(mode)
     torch.manual_seed(0)
@@ -278,9 +278,9 @@ def test_unknown_agent_or_option_raises_value_error_naming_it() -> None:
 
 def test_registry_names_the_required_agents_and_nac_is_an_lstm_with_an_accumulator() -> None:
     for required in ("lstm", "nac", "nalu", "nau", "nac-ff", "nac-paper", "nac-critic-lstm"):
-        assert required in AGENT_NAMES
+        assert required in agent_names()
     descriptions = describe_agents()
-    assert all(descriptions[name] for name in AGENT_NAMES)
+    assert all(descriptions[name] for name in agent_names())
     nac = agent_wiring("nac")
     assert nac.has_lstm and nac.counter == "accumulator" and nac.unit == "nac"
     assert agent_wiring("nalu").unit == "nalu" and agent_wiring("nau").unit == "nau"
@@ -325,7 +325,7 @@ def test_hand_set_nac_agent_counts_down_on_the_real_environment() -> None:
         assert info["t"] > delay
 
 
-@pytest.mark.parametrize("name", AGENT_NAMES)
+@pytest.mark.parametrize("name", agent_names())
 def test_wiring_round_trips_through_plain_values(name: str) -> None:
     wiring = agent_wiring(name)
     plain = wiring.to_dict()
@@ -391,7 +391,7 @@ def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> 
 
 
 def test_actor_count_clip_is_off_by_default_and_validated() -> None:
-    clipped = {name for name in AGENT_NAMES if agent_wiring(name).actor_count_clip}
+    clipped = {name for name in agent_names() if agent_wiring(name).actor_count_clip}
     assert clipped == {"nau-saturated-count", "signed-count"}
     older = agent_wiring("nau-scalar-count").to_dict()
     del older["actor_count_clip"]

@@ -15,7 +15,7 @@ from conftest import EASY, random_policy_success_rate
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.cli import run_cli
-from nalu_rl.config import AGENT_TRAINING_DEFAULTS, Config, build_parser, parse_config, validate
+from nalu_rl.config import Config, agent_training_defaults, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.run import TrainingRun, open_run_folder
@@ -53,8 +53,8 @@ def test_learner_takes_every_core_only_while_synchronous_actors_wait(monkeypatch
 
 def test_every_config_field_is_an_option_with_help() -> None:
     help_text = build_parser().format_help()
-    for name in Config.__dataclass_fields__:
-        assert "--" + name.replace("_", "-") in help_text
+    for item in Config.__dataclass_fields__.values():
+        assert item.metadata.get("flag", "--" + item.name.replace("_", "-")) in help_text
     for action in build_parser()._actions:
         if action.dest != "help":
             assert action.help, action.dest
@@ -249,7 +249,7 @@ def test_checkpoint_loads_with_its_own_wiring_after_the_registry_changes(
     train.run_training(argv)
     trained = registry.agent_wiring("nac")
     moved = replace(trained, counter_size=trained.counter_size + 2)
-    monkeypatch.setitem(registry.WIRINGS, "nac", lambda: moved)
+    monkeypatch.setitem(registry.AGENTS, "nac", replace(registry.agent_spec("nac"), wiring=moved))
     model, config = load_agent(tmp_path / "checkpoint.pt")
     assert config["agent"] == "nac"
     assert model.wiring == trained != registry.agent_wiring("nac")
@@ -266,7 +266,7 @@ def test_resume_continues_with_the_runs_own_wiring_after_the_registry_changes(
     train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
     trained = registry.agent_wiring("lstm")
     moved = replace(trained, actor_hidden=16)
-    monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
+    monkeypatch.setitem(registry.AGENTS, "lstm", replace(registry.agent_spec("lstm"), wiring=moved))
     capsys.readouterr()
     code, stderr = run_cli_capture(["--resume", str(tmp_path), "--total-steps", "1920"], capsys)
     assert code == 0, stderr
@@ -287,7 +287,7 @@ def test_worker_processes_build_the_runs_wiring_not_their_own_registrys(
     from nalu_rl.agents import registry
 
     moved = replace(registry.agent_wiring("lstm"), actor_hidden=16)
-    monkeypatch.setitem(registry.WIRINGS, "lstm", lambda: moved)
+    monkeypatch.setitem(registry.AGENTS, "lstm", replace(registry.agent_spec("lstm"), wiring=moved))
     argv = [*EASY, "--runtime", runtime, "--actors", "1", "--total-steps", "1280", "--logdir", str(tmp_path)]
     train.run_training(argv)
     trained = load_checkpoint(tmp_path)
@@ -340,12 +340,12 @@ def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, c
 
 
 def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> None:
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import agent_names
 
     assert train.main(["--list-agents"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split()[0]: line for line in lines[1:]}
-    assert set(rows) == set(AGENT_NAMES)
+    assert set(rows) == set(agent_names())
     assert "nac-pixels" in rows["nac"] and "lstm-pixels" in rows["lstm"]
     assert rows["nac-paper"].split()[1] == "-"  # nothing shipped for it
 
@@ -353,10 +353,10 @@ def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> 
 def test_help_names_the_agents(capsys) -> None:
     with pytest.raises(SystemExit):
         train.main(["--help"])
-    from nalu_rl.agents import AGENT_NAMES
+    from nalu_rl.agents import agent_names
 
     help_text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
-    assert all(name in help_text for name in AGENT_NAMES)
+    assert all(name in help_text for name in agent_names())
 
 
 def test_resume_says_which_step_it_resumes_from(tmp_path: Path, capsys) -> None:
@@ -417,7 +417,7 @@ def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
 def test_the_default_agent_trains_with_the_options_of_its_measured_runs() -> None:
     config, given = parse_config([])
     assert config.agent == "signed-count" and not given
-    for name, value in AGENT_TRAINING_DEFAULTS["signed-count"].items():
+    for name, value in agent_training_defaults("signed-count").items():
         assert getattr(config, name) == value
     assert config.unit_lr_scale == 10.0 and config.regularizer_gate_success == 0.5
 

@@ -15,27 +15,31 @@ import gymnasium
 import numpy as np
 import torch
 
+from nalu_rl.environment import RunEnvironment, ended_episodes, observation_dict
 from nalu_rl.precision import autocast
-from nalu_rl.runtime.rollout import NO_OUTCOME, RolloutBuffers, WeightStore
+from nalu_rl.runtime.rollout import NO_OUTCOME, OTHER_END_CODE, SUCCESS_CODE, RolloutBuffers, WeightStore
 from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
 
 if TYPE_CHECKING:
     from nalu_rl.agents import ActorCritic, Wiring
 
 
-def make_vector_env(config: Any, num_envs: int) -> Any:
-    """The native TimeTrack vector env of a run."""
-    from nalu_rl.envs import TimeTrackVectorEnv
-
-    return TimeTrackVectorEnv(num_envs, **config.env_kwargs())
+def run_environment(config: Any) -> RunEnvironment:
+    """The environment of a run's config (its --env-id and keyword arguments)."""
+    return RunEnvironment(config.env_id, config.env_kwargs())
 
 
 def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
-    """The observation space of one environment of the run and its number of actions."""
-    from nalu_rl.envs import TimeTrackEnv
+    """The observation space of one environment of the run, as the Dict the agents read (and the
+    rollout buffers hold), and its number of actions."""
+    from nalu_rl.agents import observation_dict_space
 
-    env = TimeTrackEnv(**config.env_kwargs())
-    return env.observation_space, int(env.action_space.n)
+    environment = run_environment(config)
+    try:
+        observation_space, num_actions = environment.spaces()
+    finally:
+        environment.close()
+    return observation_dict_space(observation_space), num_actions
 
 
 def build_policy(config: Any, wiring: Wiring) -> ActorCritic:
@@ -47,23 +51,24 @@ def build_policy(config: Any, wiring: Wiring) -> ActorCritic:
     return ActorCritic(observation_space, num_actions, wiring, name=config.agent)
 
 
+def _tensors(observation: Any) -> dict[str, torch.Tensor]:
+    return {key: torch.as_tensor(value) for key, value in observation_dict(observation).items()}
+
+
 class Actor:
     """Steps `num_envs` environments with `model`; observations and recurrent state carry across unrolls."""
 
     def __init__(self, config: Any, model: torch.nn.Module, num_envs: int, seed: int) -> None:
-        from nalu_rl.envs import OUTCOMES
-
         self.model = model
         self.precision = config.precision  # of the acting forward pass, resolved for the CPU
         self.unroll_length = config.unroll_length
-        self.env = make_vector_env(config, num_envs)
+        self.env = run_environment(config).make_vector(num_envs)
         observation, _ = self.env.reset(seed=seed)
-        self.observation = {key: torch.as_tensor(value) for key, value in observation.items()}
+        self.observation = _tensors(observation)
         self.episode_start = torch.ones(num_envs, dtype=torch.bool)
         self.action_ignored = np.zeros(num_envs, dtype=bool)
         self.state = model.initial_state(num_envs)
         self.running_return = np.zeros(num_envs, dtype=np.float32)
-        self.outcome_codes = {name: code for code, name in enumerate(OUTCOMES)}
         self.generator = torch.Generator().manual_seed(seed)
         self.steps = 0
 
@@ -86,23 +91,26 @@ class Actor:
             slot["actions"][t].copy_(actions)
             slot["behaviour_log_probs"][t].copy_(log_probs.gather(1, actions.unsqueeze(1)).squeeze(1))
 
-            observation, reward, terminated, _, info = self.env.step(actions.numpy())
-            slot["rewards"][t].copy_(torch.as_tensor(reward, dtype=torch.float32))
-            slot["terminated"][t].copy_(torch.as_tensor(terminated))
+            observation, reward, terminated, truncated, info = self.env.step(actions.numpy())
+            # A truncated episode (an env's time limit) ends like a terminated one: no value
+            # bootstraps past it (a simplification; TimeTrack and IntervalTiming never truncate).
+            ended = (np.asarray(terminated) | np.asarray(truncated)) & ~self.action_ignored
+            slot["rewards"][t].copy_(torch.as_tensor(np.asarray(reward, dtype=np.float32)))
+            slot["terminated"][t].copy_(torch.as_tensor(ended))
             slot["ignored"][t].copy_(torch.as_tensor(self.action_ignored))
             self.running_return += reward
-            outcome = np.full(len(terminated), NO_OUTCOME, dtype=np.int8)
-            ended = np.asarray(info.get("_outcome", terminated), dtype=bool)
+            outcome = np.full(len(ended), NO_OUTCOME, dtype=np.int8)
             if ended.any():
-                outcome[ended] = [self.outcome_codes[name] for name in info["outcome"][ended]]
-                slot["delay"][t].copy_(torch.as_tensor(np.asarray(info["delay"], dtype=np.int32)))
+                success, delay = ended_episodes(info, ended)
+                outcome[ended] = np.where(success[ended], SUCCESS_CODE, OTHER_END_CODE)
+                slot["delay"][t].copy_(torch.as_tensor(delay.astype(np.int32)))
                 slot["episode_return"][t].copy_(torch.as_tensor(self.running_return))
                 self.running_return[ended] = 0.0
             slot["outcome"][t].copy_(torch.as_tensor(outcome))
             # The observation after an ignored (autoreset) step is the first of a new episode.
             self.episode_start = torch.as_tensor(self.action_ignored.copy())
-            self.action_ignored = np.asarray(terminated, dtype=bool).copy()
-            self.observation = {key: torch.as_tensor(value) for key, value in observation.items()}
+            self.action_ignored = ended.copy()
+            self.observation = _tensors(observation)
         for key, value in self.observation.items():
             slot[f"obs.{key}"][self.unroll_length].copy_(value)
         slot["episode_start"][self.unroll_length].copy_(self.episode_start)
@@ -122,10 +130,12 @@ def actor_process(
 ) -> None:
     """Entry point of an actor process: receive a free buffer index, fill it, send it back; repeat."""
     from nalu_rl.config import Config
+    from nalu_rl.plugins import import_modules
 
     prepare_worker_process()
     retain_freed_memory()
     config = Config.from_dict(config_dict)
+    import_modules(config.imports)
     model = build_policy(config, wiring).eval()
     version = weights.pull(model, -1)
     actor = Actor(config, model, buffers.num_envs, seed)

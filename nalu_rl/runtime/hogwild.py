@@ -53,9 +53,11 @@ def worker_process(
 ) -> None:
     """Entry point of a hogwild worker: act, compute gradients locally, step the shared model."""
     from nalu_rl.config import Config
+    from nalu_rl.plugins import import_modules
 
     prepare_worker_process()
     config = Config.from_dict(config_dict)
+    import_modules(config.imports)
     num_envs = config.hogwild_envs
     local_model = build_policy(config, shared_model.wiring)
     buffers = RolloutBuffers(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +13,21 @@ import numpy as np
 
 
 class EpisodeWindow:
-    """The most recent finished episodes (delay, success, return) and the stopping target on them."""
+    """The most recent finished episodes (delay, success, return) and the stopping target on them.
 
-    def __init__(
-        self, capacity: int, delay_range: tuple[int, int], size: int, target_fraction: float
-    ) -> None:
-        from nalu_rl.envs import success_ceiling
+    The target is `target_fraction` of the mean of `ceilings` (a timing task's success ceiling at
+    each training delay); with no ceilings (an env that is not a timing task) there is none.
+    """
 
+    def __init__(self, capacity: int, ceilings: Sequence[float] | None, target_fraction: float) -> None:
         self.delays: deque[int] = deque(maxlen=capacity)
         self.successes: deque[bool] = deque(maxlen=capacity)
         self.returns: deque[float] = deque(maxlen=capacity)
         self.capacity = capacity
-        low, high = delay_range
-        self.mean_ceiling = float(np.mean([success_ceiling(delay, size) for delay in range(low, high + 1)]))
-        self.target_success_rate = target_fraction * self.mean_ceiling
+        self.mean_ceiling = float(np.mean(ceilings)) if ceilings else None
+        self.target_success_rate = (
+            target_fraction * self.mean_ceiling if self.mean_ceiling is not None else float("inf")
+        )
         self.episodes_seen = 0
 
     def add(self, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray) -> None:

@@ -13,7 +13,8 @@ Time layout of one unroll (t = 0 .. T-1, T = unroll_length):
   rewards[t], terminated[t]  what the env returned for that action.
   ignored[t]                 the env ignored the action (NEXT_STEP autoreset after terminated[t-1]);
                              such steps are masked out of the loss.
-  outcome[t], delay[t], episode_return[t]   an episode ended at t (outcome >= 0): its result.
+  outcome[t], delay[t], episode_return[t]   an episode ended at t (outcome >= 0): SUCCESS_CODE or
+                             OTHER_END_CODE, its delay (0 for an env without one) and its return.
   state                      the recurrent state before obs[0].
 """
 
@@ -28,6 +29,8 @@ import numpy as np
 import torch
 
 NO_OUTCOME = -1
+SUCCESS_CODE = 0  # an episode ended with info["success"] (or outcome "success")
+OTHER_END_CODE = 1  # an episode ended otherwise
 
 _TORCH_DTYPES = {
     np.dtype(np.uint8): torch.uint8,

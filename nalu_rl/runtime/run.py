@@ -23,6 +23,7 @@ import torch
 
 from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint
 from nalu_rl.config import Config, validate
+from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.rollout import RolloutBatch
@@ -32,7 +33,19 @@ from nalu_rl.units import ArithmeticUnit
 MAX_RESTARTS_WITHOUT_PROGRESS = 10
 
 # Options that define the model or the task; a resumed run keeps the saved ones.
-FIXED_ON_RESUME = ("agent", "obs", "size", "delay_range", "stimulus", "reward_mode", "seed", "envs_per_actor")
+FIXED_ON_RESUME = (
+    "agent",
+    "env_id",
+    "extra_env_kwargs",
+    "imports",
+    "obs",
+    "size",
+    "delay_range",
+    "stimulus",
+    "reward_mode",
+    "seed",
+    "envs_per_actor",
+)
 
 # TensorBoard histograms of the arithmetic units' weights are written every this many logs.
 HISTOGRAM_EVERY_LOGS = 6
@@ -61,6 +74,18 @@ def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
     for group in groups:
         group["lr"] = config.learning_rate * group["lr_scale"]
     return torch.optim.Adam(groups, lr=config.learning_rate)
+
+
+def training_range_ceilings(environment: RunEnvironment) -> list[float] | None:
+    """The success ceiling at each delay of a timing task's training range; None for another env
+    (its runs stop on their step budget only)."""
+    try:
+        if not environment.is_timing_task:
+            return None
+        low, high = environment.delay_range
+        return [environment.success_ceiling(delay) for delay in range(low, high + 1)]
+    finally:
+        environment.close()
 
 
 @dataclass
@@ -162,7 +187,7 @@ class TrainingRun:
     """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from nalu_rl.envs import TimeTrackEnv
+        from nalu_rl.runtime.actor import environment_spaces, run_environment
 
         self.config = config
         self.logdir = logdir
@@ -170,9 +195,11 @@ class TrainingRun:
         # Seeded before the model is built, so that --seed fixes its initial weights too.
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
-        env = TimeTrackEnv(**config.env_kwargs())
+        observation_space, num_actions = environment_spaces(config)
         try:
-            self.model = build_model(config.agent, env, (resume_payload or {}).get("wiring"))
+            self.model = build_model(
+                config.agent, observation_space, num_actions, (resume_payload or {}).get("wiring")
+            )
         except (AttributeError, TypeError, ValueError) as error:
             raise CheckpointError(
                 f"cannot resume from this checkpoint: its wiring is invalid: {error}"
@@ -192,7 +219,7 @@ class TrainingRun:
         if resume_payload is not None:
             self._restore(resume_payload)
         self.window = EpisodeWindow(
-            config.success_window, config.delay_range, config.size, config.target_fraction
+            config.success_window, training_range_ceilings(run_environment(config)), config.target_fraction
         )
         self.counters = RunCounters()
         self.stop_rule = StopRule(config, logdir)
@@ -395,8 +422,9 @@ class TrainingRun:
         scalars["charts/success_rate"] = self.window.success_rate()
         scalars["charts/episode_return"] = self.window.mean_return()
         scalars["charts/episodes"] = self.counters.episodes
-        for delay, rate in self.window.success_rate_by_delay().items():
-            scalars[f"success_by_delay/T{delay:02d}"] = rate
+        if self.window.mean_ceiling is not None:
+            for delay, rate in self.window.success_rate_by_delay().items():
+                scalars[f"success_by_delay/T{delay:02d}"] = rate
         scalars["runtime/nan_skipped_updates"] = self.counters.bad_updates
         scalars["runtime/actor_restarts"] = self.counters.worker_restarts
         scalars["runtime/updates"] = self.updates

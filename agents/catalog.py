@@ -1,0 +1,219 @@
+"""The project's own agents, registered by `--agent` name through the public `register_agent`.
+
+What each measured is in docs/RESULTS.md (the wirings without a run of their own there: its section
+"The wirings of the prototype"). Notation: h the memory core's (LSTM's) output, m the count, x_t
+the counter's inputs; an accumulator is m_t = m_{t-1} + U(x_t) (identity recurrence, a count cannot
+decay), a recurrent counter m_t = U([x_t, m_{t-1}]) (a learned linear recurrence, which can).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nalu_rl.agents.registry import register_agent
+from nalu_rl.agents.wiring import Wiring
+
+_ENCODER_AND_STIMULUS = ("encoder", "stimulus")
+_STIMULUS_AND_BIAS = ("stimulus", "bias")
+
+LSTM = Wiring(lstm_inputs=_ENCODER_AND_STIMULUS, actor_inputs=("lstm",), critic_inputs=("lstm",))
+NAC_PAPER = Wiring(
+    lstm_inputs=_ENCODER_AND_STIMULUS,
+    counter="recurrent",
+    counter_inputs=("lstm", "stimulus"),
+    actor_inputs=("lstm", "count"),
+    critic_inputs=("lstm", "count"),
+)
+# No LSTM signal reaches the policy, so the policy's timing stays on the linear count.
+NAC_CRITIC_LSTM = Wiring(
+    lstm_inputs=_ENCODER_AND_STIMULUS,
+    counter="accumulator",
+    counter_inputs=_STIMULUS_AND_BIAS,
+    actor_inputs=("encoder", "count"),
+    critic_inputs=("lstm", "count"),
+    actor_hidden=128,
+)
+NAC_BESIDE_LSTM = Wiring(
+    lstm_inputs=_ENCODER_AND_STIMULUS,
+    counter="accumulator",
+    counter_inputs=_STIMULUS_AND_BIAS,
+    actor_inputs=("lstm", "count"),
+    critic_inputs=("lstm", "count"),
+    actor_hidden=128,
+    critic_hidden=128,
+)
+NAC_LSTM_FEEDS = Wiring(
+    lstm_inputs=_ENCODER_AND_STIMULUS,
+    counter="accumulator",
+    counter_inputs=("lstm", "stimulus", "bias"),
+    actor_inputs=("encoder", "count"),
+    critic_inputs=("encoder", "count"),
+    actor_hidden=128,
+    critic_hidden=128,
+)
+NAC_FF = Wiring(
+    counter="accumulator",
+    counter_inputs=_STIMULUS_AND_BIAS,
+    actor_inputs=("encoder", "count"),
+    critic_inputs=("encoder", "count"),
+    actor_hidden=128,
+    critic_hidden=128,
+)
+# The normalisation keeps the scale of the features that the actor's MLP reads directly, which guards
+# the policy against collapsing to one action (RESULTS, "The LSTM on pixels, and the runs without
+# normalisation").
+NAC = replace(NAC_CRITIC_LSTM, feature_norm=True)
+# With 8 units the count spans two directions, T and t, and the actor may read them apart; one unit
+# can hold only a * T + b * t, so solving the task pushes it towards a multiple of the time left.
+NAC_SCALAR_COUNT = replace(NAC_CRITIC_LSTM, counter_size=1)
+NAU_SCALAR_COUNT = replace(NAC_SCALAR_COUNT, unit="nau")
+# Once learned, the NAU count is +-(T - t - 1). No target on the 5x5 grid is more than 8 steps away,
+# so beyond that more time left cannot change the right decision; 10 exceeds every distance and is
+# below the largest count of training (11 at the onset of T = 12), so the policy meets the saturated
+# value in training and a count of 1000 looks to it exactly like one of 10.
+NAU_SATURATED_COUNT = replace(NAU_SCALAR_COUNT, actor_count_clip=10.0)
+# The sparsity regulariser of the NAU pulls a weight below 1/2 to 0, so a count whose weights are
+# still small when it enters is lost; the signed NAU's pulls them to -1 or +1 only.
+SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
+
+# The options of signed-count's measured runs (RESULTS): the gated regulariser and the units' faster
+# Adam group that brought its count weights to exactly +-1, over a fixed 6M-step budget.
+SIGNED_COUNT_TRAINING = {
+    "regularizer_gate_success": 0.5,
+    "regularizer_start_steps": 0,
+    "regularizer_end_steps": 1_000_000,
+    "unit_lr_scale": 10.0,
+    "total_steps": 6_000_000,
+    "target_fraction": 2.0,
+}
+
+_AGENTS = (
+    ("lstm", LSTM, "The paper's A3C baseline: LSTM(128) on [encoder, stimulus]; linear heads on h.", None),
+    (
+        "nac",
+        NAC,
+        "The LSTM serves the critic, a NAC accumulator m_t = m_{t-1} + NAC([stimulus, 1]) "
+        "(8 units) the actor: MLP(128) on [normalised encoder, m]; the best measured nac wiring.",
+        None,
+    ),
+    (
+        "lru",
+        replace(NAC, counter="linear-recurrence"),
+        "The nac wiring with a diagonal linear "
+        "recurrence (LRU, Orvieto et al. 2023) for the NAC accumulator: the strongest non-arithmetic "
+        "baseline.",
+        None,
+    ),
+    (
+        "lstm-norm",
+        replace(LSTM, feature_norm=True),
+        "The lstm baseline with its encoder features layer-normalised before the LSTM reads them.",
+        None,
+    ),
+    (
+        "nalu",
+        replace(NAC, unit="nalu"),
+        "The nac wiring with a NALU (gated add / multiply, tied weights) as the counter's unit.",
+        None,
+    ),
+    (
+        "nau",
+        replace(NAC, unit="nau"),
+        "The nac wiring with a NAU (Madsen & Johansen; weights in [-1, 1], sparsity regulariser).",
+        None,
+    ),
+    (
+        "nac-ff",
+        NAC_FF,
+        "No LSTM: a NAC accumulator on [stimulus, 1] and MLP(128) heads on [encoder, m]; "
+        "how far a pure counter extrapolates.",
+        None,
+    ),
+    (
+        "nac-paper",
+        NAC_PAPER,
+        "The paper-literal NAC agent: LSTM(128) and beside it a recurrent NAC "
+        "n_t = NAC([h_t, stimulus, n_{t-1}]) (8 units); both heads linear on [h, n].",
+        None,
+    ),
+    (
+        "nac-paper-bias",
+        replace(NAC_PAPER, counter_inputs=_STIMULUS_AND_BIAS),
+        "As nac-paper, the "
+        "recurrent NAC reading only time-invariant inputs: n_t = NAC([stimulus, 1, n_{t-1}]).",
+        None,
+    ),
+    (
+        "nac-critic-lstm",
+        NAC_CRITIC_LSTM,
+        "The LSTM serves the critic only; the actor times the delay "
+        "with a NAC accumulator (nac without the normalisation).",
+        None,
+    ),
+    (
+        "nac-beside-lstm",
+        NAC_BESIDE_LSTM,
+        "LSTM(128) beside a NAC accumulator on [stimulus, 1]; both heads MLP(128) on [h, m].",
+        None,
+    ),
+    (
+        "nac-beside-blind-lstm",
+        replace(NAC_BESIDE_LSTM, lstm_inputs=("encoder",)),
+        "As nac-beside-lstm, with the stimulus hidden from the LSTM.",
+        None,
+    ),
+    (
+        "nac-lstm-feeds",
+        NAC_LSTM_FEEDS,
+        "The LSTM feeds the accumulator: m_t = m_{t-1} + NAC([h_t, "
+        "stimulus, 1]); both heads MLP(128) on [encoder, m] only.",
+        None,
+    ),
+    (
+        "nac-lstm-reads",
+        replace(NAC_CRITIC_LSTM, lstm_inputs=("encoder", "stimulus", "count")),
+        "The accumulator feeds the LSTM (which reads [encoder, stimulus, m_t]); actor as nac-critic-lstm.",
+        None,
+    ),
+    (
+        "nac-recurrent-ff",
+        replace(NAC_FF, counter="recurrent"),
+        "No LSTM: a learned linear recurrence "
+        "n_t = NAC([stimulus, 1, n_{t-1}]), which can decay, and MLP(128) heads on [encoder, n].",
+        None,
+    ),
+    (
+        "nac-scalar-count",
+        NAC_SCALAR_COUNT,
+        "The nac-critic-lstm wiring with a one-unit accumulator: the count is a single number.",
+        None,
+    ),
+    (
+        "nau-scalar-count",
+        NAU_SCALAR_COUNT,
+        "nac-scalar-count with a NAU: its regulariser pulls the single count to exactly +-(T - t) + c.",
+        None,
+    ),
+    (
+        "nau-saturated-count",
+        NAU_SATURATED_COUNT,
+        "nau-scalar-count whose actor reads the count saturated, clamp(m, -10, 10); the critic reads m.",
+        None,
+    ),
+    (
+        "signed-count",
+        SIGNED_COUNT,
+        "nau-saturated-count with a signed NAU: its regulariser pulls both "
+        "count weights to -1 or +1, never to 0. The default agent.",
+        SIGNED_COUNT_TRAINING,
+    ),
+    (
+        "nau-ff",
+        replace(NAC_FF, unit="nau"),
+        "nac-ff with a NAU: its regulariser pulls the increments to exactly -1, 0 or +1.",
+        None,
+    ),
+)
+
+for _name, _wiring, _summary, _training in _AGENTS:
+    register_agent(_name, _wiring, _summary, training_defaults=_training)

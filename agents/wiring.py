@@ -1,0 +1,142 @@
+"""`Wiring`: how an agent is assembled from named parts, and which signals each part reads.
+
+An agent is an encoder, up to two recurrent cores and two heads. The cores sit in two slots:
+  the memory slot   (signal "lstm"):  a core named by `memory_core` ("lstm" by default, any
+                    registered core); it reads `lstm_inputs` and has `lstm_size` units. The slot
+                    and its fields keep the name of the paper's LSTM, which filled it first.
+  the counter slot  (signal "count"): a core named by `counter` ("accumulator", "recurrent",
+                    "linear-recurrence" or any registered core); it reads `counter_inputs` and has
+                    `counter_size` units, built on the arithmetic `unit` where the core uses one.
+The signals the parts read: "encoder" (the encoded observation), "stimulus" (the observation's
+"stimulus" entry, raw; empty where there is none), "bias" (a constant 1), "lstm" and "count".
+Cores, encoders and agents are registered by name (`nalu_rl.agents.registry`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+MEMORY_SIGNAL = "lstm"
+COUNT_SIGNAL = "count"
+LSTM_INPUTS = ("encoder", "stimulus", COUNT_SIGNAL)
+COUNTER_INPUTS = ("encoder", "stimulus", "bias", MEMORY_SIGNAL)
+HEAD_INPUTS = ("encoder", "stimulus", MEMORY_SIGNAL, COUNT_SIGNAL)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """How an agent is assembled: its parts by registered name, and what each core and head reads.
+
+    encoder: a registered encoder, or "auto": the conv net for uint8 images (H, W, C), the MLP else.
+    memory_core: the registered core of the memory slot (used when lstm_inputs is not empty).
+    lstm_inputs: the memory core's inputs among "encoder", "stimulus", "count"; empty: no memory core.
+    counter: None (no counter) or the registered core of the counter slot.
+    counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "lstm".
+    actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "lstm", "count".
+    actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
+    unit: the arithmetic unit of a counter built on one ("nac", "nalu", "nau", "nmu", "signed-nau").
+    counter_size, lstm_size, feature_size: widths of the counter state, the memory core and the
+        encoder's output (per observation entry).
+    feature_norm: layer-normalise the encoder features before anything reads them.
+    actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
+        the counter's own recurrence read it unclamped), so a count beyond c looks the same to the
+        policy however large it grows.
+    """
+
+    lstm_inputs: tuple[str, ...] = ()
+    counter: str | None = None
+    counter_inputs: tuple[str, ...] = ()
+    actor_inputs: tuple[str, ...] = ()
+    critic_inputs: tuple[str, ...] = ()
+    actor_hidden: int = 0
+    critic_hidden: int = 0
+    unit: str = "nac"
+    counter_size: int = 8
+    lstm_size: int = 128
+    feature_size: int = 256
+    feature_norm: bool = False
+    actor_count_clip: float = 0.0
+    memory_core: str = "lstm"
+    encoder: str = "auto"
+
+    @property
+    def has_lstm(self) -> bool:
+        """Whether the memory slot holds a core."""
+        return bool(self.lstm_inputs)
+
+    @property
+    def policy_reads_lstm(self) -> bool:
+        """Whether the actor head depends on the memory core, directly or through a counter that reads it."""
+        through_count = COUNT_SIGNAL in self.actor_inputs and MEMORY_SIGNAL in self.counter_inputs
+        return MEMORY_SIGNAL in self.actor_inputs or through_count
+
+    def validate(self) -> None:
+        """Raise ValueError if the wiring names an unknown input or cannot be computed step by step.
+
+        Whether its named parts are registered is checked when a model is built from it.
+        """
+        groups = {
+            "lstm_inputs": (self.lstm_inputs, LSTM_INPUTS),
+            "counter_inputs": (self.counter_inputs, COUNTER_INPUTS),
+            "actor_inputs": (self.actor_inputs, HEAD_INPUTS),
+            "critic_inputs": (self.critic_inputs, HEAD_INPUTS),
+        }
+        for field_name, (names, allowed) in groups.items():
+            unknown = [name for name in names if name not in allowed]
+            if unknown or len(set(names)) != len(names):
+                raise ValueError(f"{field_name} must be distinct names among {allowed}, got {names}")
+        for name in ("counter", "memory_core", "encoder"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, str) and value):
+                raise ValueError(f"{name} must be a registered name, got {value!r}")
+        if (self.counter is None) == bool(self.counter_inputs):
+            raise ValueError("counter_inputs must be given exactly when there is a counter")
+        if not self.actor_inputs or not self.critic_inputs:
+            raise ValueError("actor_inputs and critic_inputs must not be empty")
+        uses = set(self.lstm_inputs) | set(self.actor_inputs) | set(self.critic_inputs)
+        if COUNT_SIGNAL in uses and self.counter is None:
+            raise ValueError("'count' is read but the wiring has no counter")
+        uses |= set(self.counter_inputs)
+        if MEMORY_SIGNAL in uses and not self.has_lstm:
+            raise ValueError("'lstm' is read but the wiring has no memory core")
+        if COUNT_SIGNAL in self.lstm_inputs and MEMORY_SIGNAL in self.counter_inputs:
+            raise ValueError("the memory core and the counter cannot read each other at the same step")
+        for name in ("actor_hidden", "critic_hidden"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.actor_count_clip >= 0:  # also rejects NaN
+            raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
+        if self.actor_count_clip and COUNT_SIGNAL not in self.actor_inputs:
+            raise ValueError("actor_count_clip is set but the actor does not read 'count'")
+        for name in ("counter_size", "lstm_size", "feature_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain values (lists for tuples), storable in a weights-only checkpoint."""
+        return {field.name: _plain(getattr(self, field.name)) for field in fields(self)}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Wiring:
+        """The validated Wiring of `to_dict` output; raises ValueError on unknown or invalid fields.
+
+        Fields added since a checkpoint was written take their defaults.
+        """
+        unknown = sorted(set(values) - set(WIRING_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown wiring fields {unknown}")
+        wiring = cls(**{name: _frozen(value) for name, value in values.items()})
+        wiring.validate()
+        return wiring
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+WIRING_OPTIONS = tuple(field.name for field in fields(Wiring))

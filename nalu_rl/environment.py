@@ -1,0 +1,194 @@
+"""The environment of a run: any Gymnasium env with discrete actions, named by its registered id.
+
+The run builds its envs with `gymnasium.make` / `gymnasium.make_vec` from an id and keyword
+arguments (`nalu_rl/TimeTrack-v0` by default; a user's env is registered with `gymnasium.register`,
+in a module given to `--import`). Observations may be a Box or a Dict of Boxes; the agents read a
+Dict, so a Box observation becomes the one entry OBSERVATION_KEY. An episode's success is read
+from `info["success"]` where the env gives it (else `info["outcome"] == "success"`), its delay from
+`info["delay"]`.
+
+A timing task (`nalu_rl.envs.task`: TimeTrack, IntervalTiming, or any env that follows that
+interface) also has a training range of delays and a success ceiling at each delay: these enable
+the stop rule's success target and the success-vs-T evaluation. Its `metadata["task_options"]`
+says which of the run's task options (--obs, --size, --delay-range, --stimulus, --reward-mode)
+it takes as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from nalu_rl.agents.encoders import OBSERVATION_KEY
+from nalu_rl.errors import InputError
+
+DEFAULT_ENV_ID = "nalu_rl/TimeTrack-v0"
+# The run's task options (Config fields) and the keyword argument each is for a timing task.
+TASK_OPTION_KWARGS = {
+    "obs": "obs_mode",
+    "size": "size",
+    "delay_range": "delay_range",
+    "stimulus": "stimulus",
+    "reward_mode": "reward_mode",
+}
+
+
+def _register_project_envs() -> None:
+    import nalu_rl.envs  # noqa: F401  (registers nalu_rl/TimeTrack-v0 and nalu_rl/IntervalTiming-v0)
+
+
+def env_spec(env_id: str) -> gymnasium.envs.registration.EnvSpec:
+    """The Gymnasium registration of `env_id` (InputError naming a few registered ids if none)."""
+    _register_project_envs()
+    try:
+        return gymnasium.spec(env_id)
+    except gymnasium.error.Error as error:
+        ours = sorted(name for name in gymnasium.registry if name.startswith("nalu_rl/"))
+        raise InputError(
+            f"unknown --env-id {env_id!r} ({error}); registered here: {', '.join(ours)}, Gymnasium's own "
+            "(e.g. CartPole-v1), and any registered by an --import module"
+        ) from None
+
+
+def task_options(env_id: str) -> tuple[str, ...]:
+    """The keyword arguments among the run's task options that the env `env_id` takes (its class's
+    `metadata["task_options"]`; none for an env that is not a timing task)."""
+    entry_point = env_spec(env_id).entry_point
+    try:
+        creator = (
+            gymnasium.envs.registration.load_env_creator(entry_point)
+            if isinstance(entry_point, str)
+            else entry_point
+        )
+    except (ImportError, AttributeError) as error:
+        raise InputError(
+            f"--env-id {env_id!r}: cannot load its entry point {entry_point!r}: {error}"
+        ) from None
+    metadata = getattr(creator, "metadata", None)
+    options = metadata.get("task_options", ()) if isinstance(metadata, Mapping) else ()
+    return tuple(options)
+
+
+def parse_env_kwargs(text: str) -> dict[str, Any]:
+    """--env-kwargs: a JSON object of keyword arguments (ValueError for anything else)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--env-kwargs must be a JSON object, e.g. '{{\"size\": 7}}': {error}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--env-kwargs must be a JSON object, got {text!r}")
+    return value
+
+
+def observation_dict(observation: Any) -> dict[str, np.ndarray]:
+    """An env's observation as the Dict the agents read (a Box observation is the entry OBSERVATION_KEY)."""
+    if isinstance(observation, Mapping):
+        return dict(observation)
+    return {OBSERVATION_KEY: observation}
+
+
+def ended_episodes(info: Mapping[str, Any], ended: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the envs of a vector step where `ended` is True: (success bool, delay int) per env.
+
+    Success is `info["success"]`, else `info["outcome"] == "success"`, else False; the delay is
+    `info["delay"]`, else 0.
+    """
+    ended = np.asarray(ended, dtype=bool)
+    if "success" in info:
+        success = np.asarray(info["success"], dtype=bool) & np.asarray(
+            info.get("_success", ended), dtype=bool
+        )
+    elif "outcome" in info:
+        success = np.asarray(info["outcome"]) == "success"
+    else:
+        success = np.zeros_like(ended)
+    delay = np.asarray(info["delay"], dtype=np.int64) if "delay" in info else np.zeros(len(ended), np.int64)
+    return success & ended, delay
+
+
+@dataclass
+class RunEnvironment:
+    """The env of a run: its id and keyword arguments, how to build it, and what it offers."""
+
+    env_id: str = DEFAULT_ENV_ID
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    _probe: gymnasium.Env | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> RunEnvironment:
+        """The env of a run's stored config (its "env_id", default TimeTrack, and "env" kwargs)."""
+        kwargs = {key: value for key, value in (config.get("env") or {}).items() if key != "render_mode"}
+        return cls(str(config.get("env_id") or DEFAULT_ENV_ID), kwargs)
+
+    def make(self, **overrides: Any) -> gymnasium.Env:
+        """One env (`gymnasium.make`), with `overrides` over the run's keyword arguments."""
+        env_spec(self.env_id)
+        try:
+            return gymnasium.make(self.env_id, **{**self.kwargs, **overrides})
+        except (TypeError, ValueError, gymnasium.error.Error) as error:
+            raise InputError(f"cannot build {self.env_id} with {dict(self.kwargs)}: {error}") from None
+
+    def make_vector(self, num_envs: int, **overrides: Any) -> gymnasium.vector.VectorEnv:
+        """`num_envs` envs stepped together (`gymnasium.make_vec`: the env's native vector env where it
+        registers one, else a SyncVectorEnv), autoreset on the step after an episode ends."""
+        env_spec(self.env_id)
+        try:
+            return gymnasium.make_vec(self.env_id, num_envs=num_envs, **{**self.kwargs, **overrides})
+        except (TypeError, ValueError, gymnasium.error.Error) as error:
+            raise InputError(f"cannot build {self.env_id} with {dict(self.kwargs)}: {error}") from None
+
+    @property
+    def probe(self) -> gymnasium.Env:
+        """One env of the run, kept to read its spaces and, for a timing task, its ceilings."""
+        if self._probe is None:
+            self._probe = self.make()
+        return self._probe
+
+    def spaces(self) -> tuple[gymnasium.spaces.Space, int]:
+        """The observation space of one env and its number of actions (InputError unless the actions
+        are Discrete and the observations a Box or a Dict of Boxes)."""
+        env = self.probe
+        if not isinstance(env.action_space, gymnasium.spaces.Discrete):
+            raise InputError(
+                f"{self.env_id} has actions {env.action_space}; nalu_rl trains Discrete actions only"
+            )
+        space = env.observation_space
+        entries = space.spaces.values() if isinstance(space, gymnasium.spaces.Dict) else [space]
+        if not all(isinstance(entry, gymnasium.spaces.Box) for entry in entries):
+            raise InputError(
+                f"{self.env_id} has observations {space}; nalu_rl reads a Box or a Dict of Boxes"
+            )
+        return space, int(env.action_space.n)
+
+    @property
+    def is_timing_task(self) -> bool:
+        """Whether the env has delays and ceilings (the interface of `nalu_rl.envs.task`)."""
+        from nalu_rl.envs import is_timing_task
+
+        return is_timing_task(self.probe)
+
+    def success_ceiling(self, delay: int) -> float:
+        """The best possible success rate at delay T (a timing task only)."""
+        return float(self.probe.unwrapped.success_ceiling(delay))
+
+    @property
+    def delay_range(self) -> tuple[int, int]:
+        """The training range of delays (a timing task only)."""
+        low, high = self.probe.unwrapped.delay_range
+        return int(low), int(high)
+
+    @property
+    def max_delay(self) -> int:
+        """The largest delay a reset may ask for (a timing task only)."""
+        return int(self.probe.unwrapped.max_delay)
+
+    def close(self) -> None:
+        """Close the probe env, if one was built."""
+        if self._probe is not None:
+            self._probe.close()
+            self._probe = None
