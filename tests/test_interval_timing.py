@@ -382,3 +382,14 @@ def test_rgb_frame_shows_the_light_going_off_at_t_equal_t():
     vector.reset(seed=0, options={"delay": 3})
     assert np.array_equal(vector.render(), frames[0])
     env.close()
+
+
+def test_human_mode_opens_a_window_titled_intervaltiming_and_close_shuts_it():
+    pygame = pytest.importorskip("pygame")
+    env = IntervalTimingEnv(obs_mode="symbolic", render_mode="human")
+    env.metadata = {**env.metadata, "render_fps": 1000}  # do not slow the test down
+    env.reset(seed=0)
+    env.step(PASS)
+    assert pygame.display.get_init() and pygame.display.get_caption()[0] == "IntervalTiming"
+    env.close()
+    assert not pygame.display.get_init()
