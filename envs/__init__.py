@@ -16,7 +16,6 @@ from nalu_rl.envs.vector import IntervalTimingVectorEnv, TimeTrackVectorEnv
 
 ENV_ID = "nalu_rl/TimeTrack-v0"
 """TimeTrack's Gymnasium id."""
-TIME_TRACK_ID = ENV_ID
 INTERVAL_TIMING_ID = "nalu_rl/IntervalTiming-v0"
 """IntervalTiming's Gymnasium id."""
 
@@ -38,7 +37,6 @@ __all__ = [
     "INTERVAL_TIMING_ID",
     "OUTCOMES",
     "TASK_OPTIONS",
-    "TIME_TRACK_ID",
     "IntervalTimingEnv",
     "IntervalTimingVectorEnv",
     "TimeTrackEnv",

@@ -54,8 +54,10 @@ class FrameRenderer:
     def frame(
         self, agent: int, target: int, delay: int, t: int, stimulus_label: str, outcome: str = ""
     ) -> np.ndarray:
-        """The frame of one episode state; `stimulus_label` (e.g. "light on") is shown while it runs,
-        `outcome` once it has ended ("" while it runs)."""
+        """The frame of one episode state: `stimulus_label` (e.g. "light on") while it runs, then `outcome`.
+
+        `outcome` is "" while the episode runs.
+        """
         frame = np.empty(self.shape, dtype=np.uint8)
         frame[:HEADER_PX] = HEADER_RGB
         frame[HEADER_PX:] = self.painter.paint(np.array([agent]), np.array([target]))[0]
