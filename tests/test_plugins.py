@@ -1,0 +1,212 @@
+"""The public plug-in API: a user's core, encoder, agent and environment go through the same registries
+and options as the project's own (`register_*`, `--import`, `--env-id`)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import gymnasium
+import pytest
+import torch
+
+from nalu_rl import train
+from nalu_rl.agents import (
+    Wiring,
+    agent_names,
+    agent_spec,
+    agent_wiring,
+    make_agent,
+    register_agent,
+    register_core,
+    register_encoder,
+)
+from nalu_rl.agents import registry as agent_registry
+from nalu_rl.checkpoint import load_agent, load_checkpoint
+from nalu_rl.config import parse_config
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+EXAMPLE = REPOSITORY / "examples" / "custom_core.py"
+TINY = ["--obs", "symbolic", "--actors", "0", "--envs-per-actor", "8", "--unroll-length", "5", "--no-progress"]
+
+
+@pytest.fixture
+def clean_registries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registrations made by a test are undone after it."""
+    for table in (agent_registry.CORES, agent_registry.ENCODERS, agent_registry.AGENTS):
+        monkeypatch.setattr(agent_registry, _table_name(table), dict(table))
+
+
+def _table_name(table: dict) -> str:
+    return next(name for name in ("CORES", "ENCODERS", "AGENTS") if getattr(agent_registry, name) is table)
+
+
+def run_command(module: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_the_projects_own_agents_are_registry_entries_with_their_training_defaults() -> None:
+    assert {"lstm", "nac", "signed-count", "lru"} <= set(agent_names())
+    signed = agent_spec("signed-count")
+    assert signed.training_defaults["unit_lr_scale"] == 10.0 and signed.wiring.unit == "signed-nau"
+    assert agent_spec("lstm").training_defaults == {}
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_an_agent_registered_after_import_is_known_everywhere() -> None:
+    register_agent("lstm-small", replace(agent_wiring("lstm"), lstm_size=16), "A small LSTM.")
+    assert "lstm-small" in agent_names()
+    config, _ = parse_config(["--agent", "lstm-small", "--obs", "symbolic"])
+    assert config.agent == "lstm-small"
+    assert "lstm-small" in train.agents_table()
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_a_name_is_registered_once_unless_replaced() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        register_core("lstm", lambda *args: None)
+    with pytest.raises(ValueError, match="already registered"):
+        register_agent("nac", agent_wiring("nac"), "again")
+    register_agent("nac", agent_wiring("lstm"), "the lstm under another name", replace=True)
+    assert agent_wiring("nac") == agent_wiring("lstm")
+
+
+def test_an_unregistered_part_is_named_with_the_registered_ones() -> None:
+    space = gymnasium.spaces.Box(0.0, 1.0, (3,))
+    with pytest.raises(ValueError, match="unknown core 'gru'; registered cores: lstm"):
+        make_agent("lstm", space, 2, memory_core="gru")
+    with pytest.raises(ValueError, match="unknown encoder 'resnet'"):
+        make_agent("lstm", space, 2, encoder="resnet")
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_a_registered_encoder_is_built_for_each_observation_entry() -> None:
+    class Doubler(torch.nn.Module):
+        def __init__(self, space: gymnasium.spaces.Box, feature_size: int) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(space.shape[0], feature_size)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return 2 * self.linear(x)
+
+    register_encoder("doubler", Doubler)
+    space = gymnasium.spaces.Dict(
+        {"a": gymnasium.spaces.Box(0, 1, (3,)), "b": gymnasium.spaces.Box(0, 1, (4,))}
+    )
+    model = make_agent("lstm", space, 2, encoder="doubler", feature_size=8)
+    assert isinstance(model.encoder.encoders["a"], Doubler) and isinstance(model.encoder.encoders["b"], Doubler)
+    observation = {"a": torch.zeros(3, 2, 3), "b": torch.ones(3, 2, 4)}
+    logits, value, _ = model(observation, torch.zeros(3, 2, dtype=torch.bool), model.initial_state(2))
+    assert logits.shape == (3, 2, 2) and value.shape == (3, 2)
+
+
+def test_a_box_observation_without_a_stimulus_feeds_every_wiring() -> None:
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,))
+    for name in ("lstm", "nac", "signed-count", "nac-ff"):
+        model = make_agent(name, space, 2)
+        logits, _, _ = model({"observation": torch.zeros(5, 3, 4)}, torch.zeros(5, 3, dtype=torch.bool),
+                             model.initial_state(3))
+        assert logits.shape == (5, 3, 2), name
+
+
+def test_a_checkpoint_written_before_the_registry_fields_loads_with_their_defaults() -> None:
+    stored = agent_wiring("nac").to_dict()
+    del stored["memory_core"], stored["encoder"]
+    assert Wiring.from_dict(stored) == agent_wiring("nac")
+
+
+@pytest.mark.slow
+def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(tmp_path: Path) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "custom_core.py")
+    run = tmp_path / "run"
+    trained = run_command(
+        "nalu_rl.train",
+        ["--import", "custom_core", "--agent", "gru", *TINY, "--total-steps", "2000", "--eval-episodes", "0",
+         "--logdir", str(run)],
+        tmp_path,
+    )
+    assert trained.returncode == 0, trained.stderr
+    checkpoint = load_checkpoint(run)
+    assert checkpoint["config"]["imports"] == ["custom_core"] and checkpoint["wiring"]["memory_core"] == "gru"
+    # A fresh process, no --import: the checkpoint names its module.
+    evaluated = run_command(
+        "nalu_rl.evaluate",
+        ["--checkpoint", str(run), "--delays", "5-12", "--episodes", "4", "--out", str(tmp_path / "eval")],
+        tmp_path,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert (tmp_path / "eval" / "success_by_delay.csv").read_text().count("\n") == 9
+    # Where the module cannot be imported, one line names it.
+    elsewhere = run_command("nalu_rl.evaluate", ["--checkpoint", str(run), "--delays", "5"], REPOSITORY / "docs")
+    assert elsewhere.returncode == 2
+    assert elsewhere.stderr.count("\n") == 1 and "custom_core" in elsewhere.stderr
+
+
+def test_a_run_of_the_gru_loads_in_process_with_its_module_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    run = tmp_path / "run"
+    train.run_training(
+        ["--import", "custom_core", "--agent", "gru", *TINY, "--total-steps", "200", "--logdir", str(run)]
+    )
+    model, config = load_agent(run)
+    assert config["imports"] == ["custom_core"] and model.state_names == ("gru_h",)
+
+
+def test_cartpole_trains_through_env_id_and_writes_its_run_folder(tmp_path: Path) -> None:
+    run = tmp_path / "cartpole"
+    finished = train.run_training(
+        ["--env-id", "CartPole-v1", "--agent", "lstm", *TINY, "--total-steps", "600", "--logdir", str(run)]
+    )
+    assert finished.steps >= 600 and finished.window.mean_ceiling is None
+    assert (run / "checkpoint.pt").is_file() and list(run.glob("events.out.tfevents.*"))
+    assert finished.window.episodes_seen > 0  # CartPole's episodes end and are counted
+    model, config = load_agent(run)
+    assert config["env_id"] == "CartPole-v1" and model.num_actions == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--import", "no_such_module_here"], "cannot import module 'no_such_module_here'"),
+        (["--env-id", "NoSuchEnv-v0"], "unknown --env-id 'NoSuchEnv-v0'"),
+        (["--env-id", "Pendulum-v1"], "Discrete actions only"),
+        (["--env-kwargs", "[1, 2]"], "JSON object"),
+    ],
+)
+def test_bad_plugin_input_is_one_line_exit_2(argv: list[str], message: str, tmp_path: Path) -> None:
+    result = run_command("nalu_rl.train", [*argv, *TINY, "--total-steps", "100"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error:")
+    assert message in result.stderr
+
+
+def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_path: Path) -> None:
+    (tmp_path / "my_lab.py").write_text(
+        textwrap.dedent(
+            """
+            from dataclasses import replace
+            import gymnasium
+            from nalu_rl.agents import agent_wiring, register_agent
+
+            gymnasium.register(id="my_lab/Chain-v0", entry_point="gymnasium.envs.toy_text:FrozenLakeEnv",
+                               kwargs={"is_slippery": False})
+            register_agent("tiny-lstm", replace(agent_wiring("lstm"), lstm_size=8), "An 8-unit LSTM.")
+            """
+        )
+    )
+    result = run_command(
+        "nalu_rl.train",
+        ["--import", "my_lab", "--env-id", "my_lab/Chain-v0", "--agent", "tiny-lstm", *TINY,
+         "--total-steps", "400", "--logdir", str(tmp_path / "run")],
+        tmp_path,
+    )
+    # FrozenLake observes a Discrete cell number: not a Box, so it is refused in one line.
+    assert result.returncode == 2 and "Box or a Dict of Boxes" in result.stderr, result.stderr
