@@ -17,10 +17,11 @@ import pytest
 import torch
 
 from nalu_rl.cli import run_cli
+from nalu_rl.runtime.status import read_run_status
 from nalu_rl.sweep.__main__ import main as sweep_main
 from nalu_rl.sweep.folder import TRAIN_PID_FILE, TRIAL_STATUS_FILE, read_trial_history
 from nalu_rl.sweep.plan import parse_seeds
-from nalu_rl.sweep.trial import TrainProcess, TrialSpec, trial_folder_name
+from nalu_rl.sweep.trial import TrainProcess, TrialSpec, trial_folder_name, trial_outcome
 
 pytest.importorskip("ray.tune")
 
@@ -200,6 +201,90 @@ def test_a_train_run_that_refuses_its_folder_fails_once_with_its_error_line(tmp_
     assert [record["exit_code"] for record in read_trial_history(folder) if record["event"] == "exit"] == [2]
 
 
+def test_a_train_run_reports_running_then_stopped_by_sigint_in_its_run_status(tmp_path: Path) -> None:
+    """The file the sweep reads: "running" with the steps of each checkpoint, then how the run ended."""
+    folder = tmp_path / "run"
+    command = [sys.executable, "-m", "nalu_rl.train", "--agent", "nac", "--obs", "symbolic", "--logdir"]
+    train = subprocess.Popen(
+        [*command, str(folder), "--no-progress", *TINY_TRAIN, "--total-steps", "100000000"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: (read_run_status(folder) or {}).get("steps", 0) > 0, 120, "a checkpoint's status")
+        running = read_run_status(folder)
+        train.send_signal(signal.SIGINT)
+        assert train.wait(timeout=60) == 0
+    finally:
+        if train.poll() is None:
+            train.kill()
+    assert running is not None and running["state"] == "running"
+    assert running["total_steps"] == 100000000 and running["error"] is None
+    ended = read_run_status(folder)
+    assert ended is not None
+    assert ended == {**ended, "state": "stopped", "reason": "stopped by SIGINT", "error": None}
+    assert ended["steps"] == checkpoint_steps(folder) >= running["steps"]
+    assert ended["updated"] >= running["updated"]
+
+
+def test_a_train_run_that_spends_its_budget_reports_finished(tmp_path: Path) -> None:
+    from nalu_rl.train import run_training
+
+    run = run_training(["--agent", "nac", "--obs", "symbolic", "--logdir", str(tmp_path), *TINY_TRAIN,
+                        "--total-steps", "640"])  # fmt: skip
+    status = json.loads((tmp_path / "run_status.json").read_text())
+    assert set(status) == {"state", "steps", "total_steps", "reason", "error", "updated"}
+    assert status["state"] == "finished" and status["error"] is None
+    assert status["reason"] == run.stop_reason and status["reason"].startswith("step budget")
+    assert status["steps"] == run.steps >= status["total_steps"] == 640
+
+
+FINISHED = {"state": "finished", "steps": 640, "total_steps": 640, "reason": "step budget of 640 spent"}
+
+
+def test_a_finished_run_or_a_refused_input_ends_the_trial() -> None:
+    assert trial_outcome(0, FINISHED, 640, "") == {
+        "status": "finished",
+        "stop_reason": "step budget of 640 spent",
+        "steps": 640,
+    }
+    refused = {"state": "failed", "steps": 0, "total_steps": 640, "error": "cannot read checkpoint x"}
+    assert trial_outcome(2, refused, None, "") == {
+        "status": "failed",
+        "error": "error: cannot read checkpoint x",
+    }
+    # No status of this launch (train refused its options before its folder was known): the output says why.
+    assert trial_outcome(2, None, None, "error: bad option") == {
+        "status": "failed",
+        "error": "train exited with code 2: error: bad option",
+    }
+
+
+RETRIED = {
+    "killed": (-signal.SIGKILL, {**FINISHED, "state": "running"}, "train was killed by SIGKILL"),
+    "stopped from outside": (
+        0,
+        {**FINISHED, "state": "stopped", "reason": "stopped by SIGTERM"},
+        "from outside",
+    ),
+    "failed run": (
+        1,
+        {**FINISHED, "state": "failed", "error": "3 updates in a row had a NaN"},
+        "error: 3 updates",
+    ),
+    "exit 0 without a status": (0, None, "exited with code 0"),
+}
+
+
+@pytest.mark.parametrize(("exit_code", "run_status", "message"), RETRIED.values(), ids=RETRIED.keys())
+def test_a_run_that_died_failed_or_was_stopped_from_outside_is_retried(
+    exit_code, run_status, message
+) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        trial_outcome(exit_code, run_status, 320, "last line")
+
+
 @pytest.mark.slow
 def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_continues(
     tmp_path: Path,
@@ -253,6 +338,7 @@ def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_c
     ]
     assert first_logged_step(second_events) >= second["resumed_from_steps"]
     assert len(launches(sweep_folder / trial_folder_name("lstm", "symbolic", 0))) == 1
+    assert any("raylet" in line for _, line in started.seen.values()), "Ray's processes were not watched"
     assert_nothing_left(started, tmp_path)
 
 
