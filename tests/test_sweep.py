@@ -1,5 +1,6 @@
 """`python -m nalu_rl.sweep`: a sweep on a local Ray finishes, survives a killed train process and a
-Ctrl-C, resumes without re-running finished trials, leaves no process behind, and refuses bad input."""
+Ctrl-C, resumes without re-running finished trials, leaves no process behind, and refuses bad input;
+a trial learns how its train run ended from the run_status.json that train writes."""
 
 from __future__ import annotations
 
