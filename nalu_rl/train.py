@@ -1,13 +1,20 @@
-"""`python -m nalu_rl.train`: train an agent (TimeTrack by default), checkpoint it, evaluate it."""
+"""`python -m nalu_rl.train`: train an agent (TimeTrack by default), checkpoint it, evaluate it.
+
+The run folder gets config.json, checkpoint.pt, TensorBoard events, run_status.json (the run's state
+for programs that watch it: nalu_rl.runtime.status) and, at the end, the evaluation CSV and figure.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from nalu_rl.cli import run_cli
 from nalu_rl.config import parse_config
+from nalu_rl.errors import InputError
 from nalu_rl.runtime.run import TrainingRun, open_run_folder
+from nalu_rl.runtime.status import write_input_error
 from nalu_rl.runtime.training import close_dashboard, train
 
 # The clip of one evaluation episode added to TensorBoard at the end of a run.
@@ -37,11 +44,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_training(argv: Sequence[str] | None = None, keep_dashboard: bool = False) -> TrainingRun:
     """Train as the command line says and return the finished run (no final evaluation). With
-    `keep_dashboard` its TensorBoard writer stays open for more (close it with `close_dashboard`)."""
+    `keep_dashboard` its TensorBoard writer stays open for more (close it with `close_dashboard`).
+
+    The run folder's run_status.json follows the run (nalu_rl.runtime.status); a run refused after
+    its folder is known (a --resume of a corrupt checkpoint) records its one-line error there too."""
     config, explicit_options = parse_config(argv)
-    config, logdir, payload = open_run_folder(config, explicit_options)
-    config.save_json(logdir / "config.json")
-    run = train(TrainingRun(config, logdir, payload))
+    logdir: Path | None = None
+    try:
+        config, logdir, payload = open_run_folder(config, explicit_options)
+        config.save_json(logdir / "config.json")
+        run = TrainingRun(config, logdir, payload)
+    except InputError as error:
+        # This run's folder once opened, or the one --resume names; never another run's folder.
+        refused = logdir or (Path(config.resume) if config.resume is not None else None)
+        if refused is not None and refused.is_dir():
+            write_input_error(refused, str(error), config.total_steps)
+        raise
+    run = train(run)
     if not keep_dashboard:
         close_dashboard(run)
     return run

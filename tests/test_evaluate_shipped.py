@@ -49,7 +49,7 @@ def test_agent_option_evaluates_the_shipped_checkpoint(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_built_wheel_holds_the_packages_and_the_shipped_checkpoints(tmp_path):
+def test_the_built_wheel_installs_one_namespace_with_the_shipped_checkpoints(tmp_path):
     import shutil
     import subprocess
     import sys
@@ -65,5 +65,8 @@ def test_the_built_wheel_holds_the_packages_and_the_shipped_checkpoints(tmp_path
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in SHIPPED:
         assert f"nalu_rl/checkpoints/{path.name}" in names
-    for module in ("nalu_rl/runtime/learner.py", "nalu_rl/units/nac.py", "agents/cores.py", "envs/rules.py"):
-        assert module in names
+    modules = ("runtime/learner.py", "units/nac.py", "agents/cores.py", "envs/rules.py", "sweep/trial.py")
+    for module in modules:
+        assert f"nalu_rl/{module}" in names
+    # One installed namespace: nothing named envs or agents at the top of site-packages.
+    assert {name.split("/")[0] for name in names if not name.startswith("nalu_rl-")} == {"nalu_rl"}

@@ -31,7 +31,17 @@ from nalu_rl.config import parse_config
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLE = REPOSITORY / "examples" / "custom_core.py"
-TINY = ["--obs", "symbolic", "--actors", "0", "--envs-per-actor", "8", "--unroll-length", "5", "--no-progress"]
+TINY = [
+    "--obs",
+    "symbolic",
+    "--actors",
+    "0",
+    "--envs-per-actor",
+    "8",
+    "--unroll-length",
+    "5",
+    "--no-progress",
+]
 
 
 @pytest.fixture
@@ -100,7 +110,9 @@ def test_a_registered_encoder_is_built_for_each_observation_entry() -> None:
         {"a": gymnasium.spaces.Box(0, 1, (3,)), "b": gymnasium.spaces.Box(0, 1, (4,))}
     )
     model = make_agent("lstm", space, 2, encoder="doubler", feature_size=8)
-    assert isinstance(model.encoder.encoders["a"], Doubler) and isinstance(model.encoder.encoders["b"], Doubler)
+    assert isinstance(model.encoder.encoders["a"], Doubler) and isinstance(
+        model.encoder.encoders["b"], Doubler
+    )
     observation = {"a": torch.zeros(3, 2, 3), "b": torch.ones(3, 2, 4)}
     logits, value, _ = model(observation, torch.zeros(3, 2, dtype=torch.bool), model.initial_state(2))
     assert logits.shape == (3, 2, 2) and value.shape == (3, 2)
@@ -110,8 +122,9 @@ def test_a_box_observation_without_a_stimulus_feeds_every_wiring() -> None:
     space = gymnasium.spaces.Box(-1.0, 1.0, (4,))
     for name in ("lstm", "nac", "signed-count", "nac-ff"):
         model = make_agent(name, space, 2)
-        logits, _, _ = model({"observation": torch.zeros(5, 3, 4)}, torch.zeros(5, 3, dtype=torch.bool),
-                             model.initial_state(3))
+        logits, _, _ = model(
+            {"observation": torch.zeros(5, 3, 4)}, torch.zeros(5, 3, dtype=torch.bool), model.initial_state(3)
+        )
         assert logits.shape == (5, 3, 2), name
 
 
@@ -127,8 +140,19 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
     run = tmp_path / "run"
     trained = run_command(
         "nalu_rl.train",
-        ["--import", "custom_core", "--agent", "gru", *TINY, "--total-steps", "2000", "--eval-episodes", "0",
-         "--logdir", str(run)],
+        [
+            "--import",
+            "custom_core",
+            "--agent",
+            "gru",
+            *TINY,
+            "--total-steps",
+            "2000",
+            "--eval-episodes",
+            "0",
+            "--logdir",
+            str(run),
+        ],
         tmp_path,
     )
     assert trained.returncode == 0, trained.stderr
@@ -143,7 +167,9 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
     assert evaluated.returncode == 0, evaluated.stderr
     assert (tmp_path / "eval" / "success_by_delay.csv").read_text().count("\n") == 9
     # Where the module cannot be imported, one line names it.
-    elsewhere = run_command("nalu_rl.evaluate", ["--checkpoint", str(run), "--delays", "5"], REPOSITORY / "docs")
+    elsewhere = run_command(
+        "nalu_rl.evaluate", ["--checkpoint", str(run), "--delays", "5"], REPOSITORY / "docs"
+    )
     assert elsewhere.returncode == 2
     assert elsewhere.stderr.count("\n") == 1 and "custom_core" in elsewhere.stderr
 
@@ -204,8 +230,19 @@ def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_pat
     )
     result = run_command(
         "nalu_rl.train",
-        ["--import", "my_lab", "--env-id", "my_lab/Chain-v0", "--agent", "tiny-lstm", *TINY,
-         "--total-steps", "400", "--logdir", str(tmp_path / "run")],
+        [
+            "--import",
+            "my_lab",
+            "--env-id",
+            "my_lab/Chain-v0",
+            "--agent",
+            "tiny-lstm",
+            *TINY,
+            "--total-steps",
+            "400",
+            "--logdir",
+            str(tmp_path / "run"),
+        ],
         tmp_path,
     )
     # FrozenLake observes a Discrete cell number: not a Box, so it is refused in one line.

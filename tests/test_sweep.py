@@ -1,13 +1,16 @@
 """`python -m nalu_rl.sweep`: a sweep on a local Ray finishes, survives a killed train process and a
-Ctrl-C, resumes without re-running finished trials, leaves no process behind, and refuses bad input."""
+Ctrl-C, resumes without re-running finished trials, leaves no process behind, and refuses bad input;
+a trial learns how its train run ended from the run_status.json that train writes."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,15 +18,11 @@ import pytest
 import torch
 
 from nalu_rl.cli import run_cli
-from nalu_rl.sweep import (
-    TRAIN_PID_FILE,
-    TRIAL_STATUS_FILE,
-    TrainProcess,
-    TrialSpec,
-    parse_seeds,
-    read_trial_history,
-    trial_folder_name,
-)
+from nalu_rl.runtime.status import read_run_status
+from nalu_rl.sweep.__main__ import main as sweep_main
+from nalu_rl.sweep.folder import TRAIN_PID_FILE, TRIAL_STATUS_FILE, read_trial_history
+from nalu_rl.sweep.plan import parse_seeds
+from nalu_rl.sweep.trial import TrainProcess, TrialSpec, trial_folder_name, trial_outcome
 
 pytest.importorskip("ray.tune")
 
@@ -33,42 +32,101 @@ TINY_TRAIN = [
     "--actors", "0", "--eval-episodes", "2", "--eval-max-delay", "3",
     "--checkpoint-interval-s", "0.5", "--log-interval-s", "1",
 ]  # fmt: skip
-RAY_PROCESS_MARKERS = ("raylet", "gcs_server", "ray::", "ray/_private", "ray/dashboard", "ray/autoscaler")
 
 
-def command_lines() -> dict[int, str]:
-    """The command line of every process on this machine, by pid."""
-    lines = {}
+def process_table() -> dict[int, tuple[int, int, int]]:
+    """Parent pid, session id and start time (clock ticks since boot) of each process, by pid."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                lines[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                stat = (entry / "stat").read_text()
             except OSError:
                 continue
-    return lines
+            fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (command) "
+            table[int(entry.name)] = (int(fields[1]), int(fields[3]), int(fields[19]))
+    return table
 
 
-def ray_pids() -> set[int]:
-    return {
-        pid for pid, line in command_lines().items() if any(marker in line for marker in RAY_PROCESS_MARKERS)
-    }
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def family(root: int, table: dict[int, tuple[int, int, int]]) -> set[int]:
+    """The processes `root` started: its descendants, and the members of its session when it leads one."""
+    members = {pid for pid, (_, session, _) in table.items() if session == root and pid != root}
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in members:
+                members.add(child)
+                stack.append(child)
+    return members
+
+
+class WatchedFamily:
+    """The processes a process started, sampled in the background while a test runs, so that one
+    re-parented after its parent exits is still known; only these are checked, never other processes
+    that run on the machine."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.seen: dict[int, tuple[int, str]] = {}  # pid -> (start time, command line)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample_until_done, daemon=True)
+
+    def sample(self) -> None:
+        table = process_table()
+        for pid in family(self.root, table):
+            self.seen.setdefault(pid, (table[pid][2], command_line(pid)))
+
+    def _sample_until_done(self) -> None:
+        while not self.done.wait(0.2):
+            self.sample()
+
+    def __enter__(self) -> WatchedFamily:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def alive(self) -> dict[int, str]:
+        """The processes seen that still run (the same ones, not reused pids), with their command lines."""
+        table = process_table()
+        return {
+            pid: line
+            for pid, (started, line) in self.seen.items()
+            if pid in table and table[pid][2] == started
+        }
 
 
 def train_pids(folder: Path) -> set[int]:
-    return {pid for pid, line in command_lines().items() if "nalu_rl.train" in line and str(folder) in line}
+    """Train processes of this test's run folders (their command lines name `folder`)."""
+    return {
+        pid
+        for pid in process_table()
+        if "nalu_rl.train" in (line := command_line(pid)) and str(folder) in line
+    }
 
 
-def assert_nothing_left(ray_before: set[int], folder: Path) -> None:
-    """No Ray process started since `ray_before` and no train process of `folder` is alive (a few
+def assert_nothing_left(started: WatchedFamily, folder: Path) -> None:
+    """No process the sweep started (Ray's included) and no train process of `folder` is alive (a few
     seconds are allowed for processes that are exiting)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        left = (ray_pids() - ray_before) | train_pids(folder)
+        left = set(started.alive()) | train_pids(folder)
         if not left:
             return
         time.sleep(0.5)
-    lines = command_lines()
-    raise AssertionError(f"processes left behind: {[lines.get(pid, pid) for pid in left]}")
+    raise AssertionError(f"processes left behind: {[command_line(pid) or pid for pid in left]}")
 
 
 def sweep_command(root: Path, *arguments: str) -> list[str]:
@@ -144,24 +202,110 @@ def test_a_train_run_that_refuses_its_folder_fails_once_with_its_error_line(tmp_
     assert [record["exit_code"] for record in read_trial_history(folder) if record["event"] == "exit"] == [2]
 
 
+def test_a_train_run_reports_running_then_stopped_by_sigint_in_its_run_status(tmp_path: Path) -> None:
+    """The file the sweep reads: "running" with the steps of each checkpoint, then how the run ended."""
+    folder = tmp_path / "run"
+    command = [sys.executable, "-m", "nalu_rl.train", "--agent", "nac", "--obs", "symbolic", "--logdir"]
+    train = subprocess.Popen(
+        [*command, str(folder), "--no-progress", *TINY_TRAIN, "--total-steps", "100000000"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: (read_run_status(folder) or {}).get("steps", 0) > 0, 120, "a checkpoint's status")
+        running = read_run_status(folder)
+        train.send_signal(signal.SIGINT)
+        assert train.wait(timeout=60) == 0
+    finally:
+        if train.poll() is None:
+            train.kill()
+    assert running is not None and running["state"] == "running"
+    assert running["total_steps"] == 100000000 and running["error"] is None
+    ended = read_run_status(folder)
+    assert ended is not None
+    assert ended == {**ended, "state": "stopped", "reason": "stopped by SIGINT", "error": None}
+    assert ended["steps"] == checkpoint_steps(folder) >= running["steps"]
+    assert ended["updated"] >= running["updated"]
+
+
+def test_a_train_run_that_spends_its_budget_reports_finished(tmp_path: Path) -> None:
+    from nalu_rl.train import run_training
+
+    run = run_training(["--agent", "nac", "--obs", "symbolic", "--logdir", str(tmp_path), *TINY_TRAIN,
+                        "--total-steps", "640"])  # fmt: skip
+    status = json.loads((tmp_path / "run_status.json").read_text())
+    assert set(status) == {"state", "steps", "total_steps", "reason", "error", "updated"}
+    assert status["state"] == "finished" and status["error"] is None
+    assert status["reason"] == run.stop_reason and status["reason"].startswith("step budget")
+    assert status["steps"] == run.steps >= status["total_steps"] == 640
+
+
+FINISHED = {"state": "finished", "steps": 640, "total_steps": 640, "reason": "step budget of 640 spent"}
+
+
+def test_a_finished_run_or_a_refused_input_ends_the_trial() -> None:
+    assert trial_outcome(0, FINISHED, 640, "") == {
+        "status": "finished",
+        "stop_reason": "step budget of 640 spent",
+        "steps": 640,
+    }
+    refused = {"state": "failed", "steps": 0, "total_steps": 640, "error": "cannot read checkpoint x"}
+    assert trial_outcome(2, refused, None, "") == {
+        "status": "failed",
+        "error": "error: cannot read checkpoint x",
+    }
+    # No status of this launch (train refused its options before its folder was known): the output says why.
+    assert trial_outcome(2, None, None, "error: bad option") == {
+        "status": "failed",
+        "error": "train exited with code 2: error: bad option",
+    }
+
+
+RETRIED = {
+    "killed": (-signal.SIGKILL, {**FINISHED, "state": "running"}, "train was killed by SIGKILL"),
+    "stopped from outside": (
+        0,
+        {**FINISHED, "state": "stopped", "reason": "stopped by SIGTERM"},
+        "from outside",
+    ),
+    "failed run": (
+        1,
+        {**FINISHED, "state": "failed", "error": "3 updates in a row had a NaN"},
+        "error: 3 updates",
+    ),
+    "exit 0 without a status": (0, None, "exited with code 0"),
+}
+
+
+@pytest.mark.parametrize(("exit_code", "run_status", "message"), RETRIED.values(), ids=RETRIED.keys())
+def test_a_run_that_died_failed_or_was_stopped_from_outside_is_retried(
+    exit_code, run_status, message
+) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        trial_outcome(exit_code, run_status, 320, "last line")
+
+
 @pytest.mark.slow
 def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_continues(
     tmp_path: Path,
 ) -> None:
     """Two trials at once (one CPU each); the `nac` trial's train process is killed with SIGKILL once it
     has a checkpoint: it is retried with --resume and continues from that checkpoint's steps."""
-    ray_before = ray_pids()
     budget = 40000
     grid = ["--agents", "nac", "lstm", "--seeds", "0", "--obs", "symbolic", "--name", "grid"]
     sweep = start_sweep(tmp_path, *grid, "--", *TINY_TRAIN, "--total-steps", str(budget))
     killed = tmp_path / "grid" / trial_folder_name("nac", "symbolic", 0)
     try:
-        wait_for(
-            lambda: (killed / "checkpoint.pt").exists() and checkpoint_steps(killed) > 0, 120, "a checkpoint"
-        )
-        steps_before_kill = checkpoint_steps(killed)
-        os.kill(int((killed / TRAIN_PID_FILE).read_text().split()[1]), signal.SIGKILL)
-        stdout, stderr = sweep.communicate(timeout=240)
+        with WatchedFamily(sweep.pid) as started:
+            wait_for(
+                lambda: (killed / "checkpoint.pt").exists() and checkpoint_steps(killed) > 0,
+                120,
+                "a checkpoint",
+            )
+            steps_before_kill = checkpoint_steps(killed)
+            os.kill(int((killed / TRAIN_PID_FILE).read_text().split()[1]), signal.SIGKILL)
+            stdout, stderr = sweep.communicate(timeout=240)
     finally:
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)
@@ -195,12 +339,12 @@ def test_a_two_trial_sweep_finishes_with_its_figure_and_a_killed_train_process_c
     ]
     assert first_logged_step(second_events) >= second["resumed_from_steps"]
     assert len(launches(sweep_folder / trial_folder_name("lstm", "symbolic", 0))) == 1
-    assert_nothing_left(ray_before, tmp_path)
+    assert any("raylet" in line for _, line in started.seen.values()), "Ray's processes were not watched"
+    assert_nothing_left(started, tmp_path)
 
 
 @pytest.mark.slow
 def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Path) -> None:
-    ray_before = ray_pids()
     grid = [
         "--agents",
         "nac",
@@ -223,11 +367,12 @@ def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Pa
         return len(finished) == 1 and bool(running) and (running[0] / "checkpoint.pt").exists()
 
     try:
-        wait_for(one_finished_one_checkpointed, 180, "one trial finished and the other checkpointed")
-        interrupted_at = time.monotonic()
-        os.killpg(sweep.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        _, stderr = sweep.communicate(timeout=60)
-        exit_seconds = time.monotonic() - interrupted_at
+        with WatchedFamily(sweep.pid) as started:
+            wait_for(one_finished_one_checkpointed, 180, "one trial finished and the other checkpointed")
+            interrupted_at = time.monotonic()
+            os.killpg(sweep.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+            _, stderr = sweep.communicate(timeout=60)
+            exit_seconds = time.monotonic() - interrupted_at
     finally:
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)
@@ -239,21 +384,24 @@ def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Pa
     assert stopped == {**stopped, "event": "stopped by the sweep", "exit_code": 0}
     steps_at_stop = checkpoint_steps(unfinished)
     assert steps_at_stop > 0
-    assert_nothing_left(ray_before, tmp_path)
+    assert_nothing_left(started, tmp_path)
     finished_status = (finished / TRIAL_STATUS_FILE).read_text()
 
-    result = subprocess.run(
-        sweep_command(tmp_path, "--resume", "--name", "cut"), cwd=REPO_ROOT, capture_output=True, text=True,
-        timeout=240,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
+    resumed = start_sweep(tmp_path, "--resume", "--name", "cut")
+    try:
+        with WatchedFamily(resumed.pid) as started:
+            _, stderr = resumed.communicate(timeout=240)
+    finally:
+        if resumed.poll() is None:
+            os.killpg(resumed.pid, signal.SIGKILL)
+    assert resumed.returncode == 0, stderr[-2000:]
     assert len(launches(finished)) == 1, "a finished trial was run again"
     assert (finished / TRIAL_STATUS_FILE).read_text() == finished_status
     relaunch = launches(unfinished)[-1]
     assert len(launches(unfinished)) == 2 and relaunch["resumed_from_steps"] == steps_at_stop
     assert (tmp_path / "cut" / "success_by_delay.png").is_file()
     assert (tmp_path / "cut" / "success_by_delay.md").is_file()
-    assert_nothing_left(ray_before, tmp_path)
+    assert_nothing_left(started, tmp_path)
 
 
 BAD_INPUTS = {
@@ -272,32 +420,37 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("argv", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_exit_2_and_starts_nothing(argv: list[str], tmp_path: Path, capsys) -> None:
-    from nalu_rl import sweep
+def test_bad_input_is_one_line_exit_2_and_starts_nothing(
+    argv: list[str], tmp_path: Path, capsys, monkeypatch
+) -> None:
+    if "auto" in argv:
+        # Ray's "auto" joins any cluster it finds on this machine (a RAY_ADDRESS, the last `ray start`,
+        # any running GCS process): here it finds none, whatever else runs on the machine.
+        import ray._private.services
 
-    ray_before = ray_pids()
-    if "auto" in argv and any("gcs_server" in line for line in command_lines().values()):
-        # Ray's "auto" joins any cluster running on this machine, so the case needs a machine with none.
-        pytest.skip("a Ray cluster runs on this machine: --address auto would join it")
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+        no_gcs_process = functools.cache(lambda: [])  # Ray calls its cache_clear too
+        monkeypatch.setattr(ray._private.services, "find_gcs_addresses", no_gcs_process)
+        monkeypatch.setattr(ray._private.services, "find_bootstrap_address", lambda temp_dir: None)
+    children_before = family(os.getpid(), process_table())
     started = time.monotonic()
     with pytest.raises(SystemExit) as exit_info:
-        run_cli(sweep.main, ["--root", str(tmp_path), *argv])
+        run_cli(sweep_main, ["--root", str(tmp_path), *argv])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.startswith("error: ") and error.count("\n") == 1, error
     assert time.monotonic() - started < 30
     assert not any(tmp_path.iterdir()), "a sweep folder was created"
-    assert ray_pids() <= ray_before
+    started_processes = family(os.getpid(), process_table()) - children_before
+    assert not started_processes, [command_line(pid) for pid in started_processes]
     if "ray" in sys.modules:
         assert not sys.modules["ray"].is_initialized()
 
 
 def test_without_ray_the_error_says_how_to_install_it(tmp_path: Path, capsys, monkeypatch) -> None:
-    from nalu_rl import sweep
-
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     with pytest.raises(SystemExit) as exit_info:
-        run_cli(sweep.main, ["--root", str(tmp_path), "--agents", "nac", "--seeds", "0"])
+        run_cli(sweep_main, ["--root", str(tmp_path), "--agents", "nac", "--seeds", "0"])
     assert exit_info.value.code == 2
     assert (
         capsys.readouterr().err == "error: Ray is not installed; install with `pip install -e .[cluster]`\n"

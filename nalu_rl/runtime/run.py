@@ -27,6 +27,7 @@ from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.rollout import RolloutBatch
+from nalu_rl.runtime.status import write_run_status
 from nalu_rl.units import ArithmeticUnit
 
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
@@ -284,10 +285,11 @@ class TrainingRun:
         }
 
     def save(self) -> None:
-        """Write checkpoint.pt atomically."""
+        """Write checkpoint.pt atomically (and the run's status with its steps)."""
         with self.checkpoint_lock:
             payload = self.checkpoint_payload()
         save_checkpoint(self.logdir / "checkpoint.pt", payload)
+        write_run_status(self.logdir, "running", self.steps, self.config.total_steps)
         self.last_checkpoint = time.perf_counter()
 
     # -- what the runtimes report ------------------------------------------------------------

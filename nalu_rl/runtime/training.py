@@ -13,6 +13,7 @@ from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.status import write_run_end, write_run_status
 
 RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild}
 
@@ -34,6 +35,8 @@ def learner_threads(config: Config, cores: int | None = None) -> int:
 def train(run: TrainingRun) -> TrainingRun:
     """Train `run` with its runtime until its stop rule says so; save, log and report at the end.
 
+    The run folder's run_status.json says "running" from the start and how the run ended at the end.
+
     SIGINT and SIGTERM stop the run cleanly (checkpoint saved) when called from the main thread.
     """
     config = run.config
@@ -44,14 +47,20 @@ def train(run: TrainingRun) -> TrainingRun:
             f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr
         )
     run.dashboard = Dashboard(run.logdir, config.total_steps, run.steps, config.progress)
+    write_run_status(run.logdir, "running", run.steps, config.total_steps)
+    crash: BaseException | None = None
     with run.stop_on_signals():
         try:
             RUNTIMES[config.runtime](run)
+        except BaseException as error:
+            crash = error
+            raise
         finally:
             run.close()
             if run.failure is None:
                 run.save()
             run.log()
+            write_run_end(run, crash)
     restarts = run.counters.worker_restarts
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "

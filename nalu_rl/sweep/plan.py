@@ -1,0 +1,209 @@
+"""What a sweep will run, decided before any trial starts: the grid (agents x seeds), the train
+options checked as `nalu_rl.train` would, the sweep folder, and the resources of one trial."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nalu_rl
+from nalu_rl.cli import CliError
+from nalu_rl.config import Config, parse_config, validate
+from nalu_rl.runtime.training import learner_threads
+from nalu_rl.sweep.trial import TrialSpec, trial_folder_name
+
+# Train options that the sweep sets for each trial; after "--" they are refused.
+SWEEP_OWNED_OPTIONS = ("agent", "seed", "logdir", "resume", "obs")
+SWEEP_FILE = "sweep.json"  # the sweep's grid and options, read back by --resume
+
+
+@dataclass
+class SweepPlan:
+    """What a sweep will run, decided before Ray starts."""
+
+    name: str
+    folder: Path
+    agents: list[str]
+    seeds: list[int]
+    obs: str
+    train_options: list[str]
+    config: Config  # the train config shared by the trials (of the first agent)
+
+    def write_sweep_file(self) -> None:
+        """Create the sweep folder and record the grid in it, for --resume."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        grid = {
+            "agents": self.agents,
+            "seeds": self.seeds,
+            "obs": self.obs,
+            "train_options": self.train_options,
+        }
+        (self.folder / SWEEP_FILE).write_text(json.dumps(grid, indent=2) + "\n")
+
+
+def parse_seeds(tokens: Sequence[str]) -> list[int]:
+    """Seeds from tokens such as "0-4", "0,2,5" or "0-2,7" (several tokens add up); in order, no repeats."""
+    seeds: list[int] = []
+    for token in tokens:
+        for part in token.split(","):
+            match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+            if match is None or (match.group(2) is not None and int(match.group(2)) < int(match.group(1))):
+                raise CliError(f"--seeds: bad seed list {token!r}; expected e.g. 0-4, 0,2,5 or 0-2,7")
+            first = int(match.group(1))
+            last = int(match.group(2)) if match.group(2) is not None else first
+            seeds.extend(seed for seed in range(first, last + 1) if seed not in seeds)
+    if not seeds:
+        raise CliError("--seeds: no seed given")
+    return seeds
+
+
+def check_train_options(
+    train_options: Sequence[str], agents: Sequence[str], obs: str, on_cluster: bool
+) -> Config:
+    """Parse and validate the train options as `nalu_rl.train` would, for each agent, without training.
+
+    Return the config of the first agent (the options shared by all trials). On a cluster the
+    CUDA check is left to the trials, whose nodes may have the GPUs this one lacks.
+    """
+    from nalu_rl.agents import agent_names
+    from nalu_rl.plugins import import_modules, modules_in_argv
+
+    import_modules(modules_in_argv(train_options))  # a user's agents are registered there
+    unknown = [agent for agent in agents if agent not in agent_names()]
+    if unknown:
+        raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(agent_names())}")
+    try:
+        owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
+    except ValueError as error:  # InputError and CliError among them
+        raise CliError(f"train option rejected: {error}") from None
+    if owned == ["obs"]:
+        raise CliError("--obs is an option of the sweep: give it before --")
+    if owned:
+        flag = "--" + owned[0].replace("_", "-")
+        raise CliError(f"{flag} is set by the sweep for each trial; remove it from the train options")
+    configs = []
+    for agent in agents:
+        try:
+            config, _ = parse_config(["--agent", agent, "--obs", obs, *train_options])
+            if on_cluster and config.device == "cuda":
+                validate(dataclasses.replace(config, device="auto"))
+            else:
+                validate(config)
+        except ValueError as error:  # InputError and CliError among them
+            raise CliError(f"train option rejected: {error}") from None
+        configs.append(config)
+    return configs[0]
+
+
+def _saved_grid(args: argparse.Namespace) -> dict[str, Any]:
+    """The grid of the sweep that --resume continues ({} without --resume)."""
+    if not args.resume:
+        return {}
+    if not args.name:
+        raise CliError("--resume needs the --name of the sweep to continue")
+    sweep_file = Path(args.root) / args.name / SWEEP_FILE
+    try:
+        return json.loads(sweep_file.read_text())
+    except OSError:
+        raise CliError(f"no sweep to resume: {sweep_file} not found") from None
+    except ValueError:
+        raise CliError(f"cannot resume: {sweep_file} is not valid JSON") from None
+
+
+def _check_limits(args: argparse.Namespace) -> None:
+    for name, value, low in (
+        ("--max-failures", args.max_failures, 0),
+        ("--max-concurrent", args.max_concurrent, 1),
+        ("--cpus-per-trial", args.cpus_per_trial, 1),
+    ):
+        if value is not None and value < low:
+            raise CliError(f"{name} must be at least {low}, got {value}")
+    if args.gpus_per_trial is not None and args.gpus_per_trial < 0:
+        raise CliError(f"--gpus-per-trial must not be negative, got {args.gpus_per_trial}")
+
+
+def plan_sweep(args: argparse.Namespace, train_options: list[str] | None) -> SweepPlan:
+    """Check the command line (no Ray needed) and decide the grid; CliError on bad input.
+
+    With --resume, what is not given again comes from the sweep's sweep.json.
+    """
+    saved = _saved_grid(args)
+    agents = args.agents or saved.get("agents")
+    seed_tokens = args.seeds or [",".join(str(seed) for seed in saved.get("seeds", []))]
+    obs = args.obs or saved.get("obs") or "pixels"
+    if train_options is None:
+        train_options = list(saved.get("train_options", []))
+    if not agents:
+        raise CliError("--agents: give at least one agent")
+    if not args.seeds and not saved:
+        raise CliError("--seeds: give the seeds, e.g. 0-4")
+    seeds = parse_seeds(seed_tokens)
+    _check_limits(args)
+    config = check_train_options(train_options, agents, obs, on_cluster=args.address is not None)
+    name = args.name or f"{obs}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if "/" in name or name in ("", ".", ".."):
+        raise CliError(f"--name must be a plain folder name, got {name!r}")
+    folder = Path(args.root).absolute() / name
+    if not args.resume and folder.exists() and any(folder.iterdir()):
+        raise CliError(f"sweep folder {folder} already exists; continue it with --resume --name {name}")
+    return SweepPlan(name, folder, list(agents), seeds, obs, list(train_options), config)
+
+
+def trial_cpus(config: Config) -> int:
+    """CPUs one trial uses: its actor (or hogwild worker) processes and the learner."""
+    return config.actors + 1
+
+
+def trial_resources(
+    plan: SweepPlan, args: argparse.Namespace, largest_node: dict[str, float]
+) -> tuple[int, float]:
+    """CPUs and GPUs each trial asks for, fitted to the largest node; CliError for GPUs it lacks."""
+    wanted = args.cpus_per_trial or trial_cpus(plan.config)
+    cpus = max(1, min(wanted, int(largest_node["CPU"]) or 1))
+    if args.cpus_per_trial and cpus < args.cpus_per_trial:
+        print(
+            f"note: --cpus-per-trial {args.cpus_per_trial} lowered to {cpus}, the cores of the largest node",
+            file=sys.stderr,
+        )
+    if args.gpus_per_trial is not None:
+        gpus = args.gpus_per_trial
+    else:
+        gpus = 1.0 if plan.config.device == "cuda" else 0.0
+    if gpus > largest_node["GPU"]:
+        raise CliError(
+            f"each trial asks for {gpus:g} GPU, but the largest Ray node has {largest_node['GPU']:g}"
+        )
+    return cpus, gpus
+
+
+def source_checkout() -> str:
+    """The project folder this nalu_rl was imported from when it is a source checkout, else ""."""
+    root = Path(nalu_rl.__file__).resolve().parent.parent
+    return str(root) if (root / "pyproject.toml").is_file() else ""
+
+
+def make_specs(plan: SweepPlan, cpus: int) -> list[TrialSpec]:
+    """One spec per agent x seed, in that order."""
+    given = parse_config(plan.train_options)[1]
+    threads = 0 if "learner_threads" in given else learner_threads(plan.config, cores=cpus)
+    return [
+        TrialSpec(
+            agent,
+            seed,
+            plan.obs,
+            str(plan.folder / trial_folder_name(agent, plan.obs, seed)),
+            tuple(plan.train_options),
+            threads,
+            source_checkout(),
+        )
+        for agent in plan.agents
+        for seed in plan.seeds
+    ]
