@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,39 +17,53 @@ from conftest import EASY, random_policy_success_rate
 from nalu_rl import train
 from nalu_rl.checkpoint import load_checkpoint
 
+# How long a test waits for something that happens in well under a second on a quiet machine (an
+# actor started, a process exited): generous, so that a busy machine only makes a test slower. The
+# promises about time are measured by scripts/measure_stop_latency.py, not by these waits.
+PATIENCE_S = 120.0
 
-def child_pids(pid: int) -> set[int]:
-    """Live (non-zombie) processes whose parent is `pid`."""
-    children = set()
+# The 5 s within which a stopped run has stopped its workers and written its checkpoint, as the run
+# itself measures it; on CI machines (CI set), whose cores are shared, a multiple of it.
+STOP_PROMISE_S = 5.0 * (3 if os.environ.get("CI") else 1)
+
+
+def group_members(group: int) -> dict[int, tuple[int, str]]:
+    """Live (non-zombie) processes of process group `group`: pid -> (parent pid, command line).
+
+    Only the group of a run this test started (in a session of its own) is looked at, so other
+    processes on the machine cannot match.
+    """
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return {}  # the kernel says: nothing left in the group, zombies included
+    members = {}
+    # /proc/<pid>/task/<tid>/children is not compiled into every kernel; each process's stat is.
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) != group or fields[0] == "Z":
+                continue
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            children.add(int(entry))
-    return children
+        members[int(entry)] = (int(fields[1]), command.decode(errors="replace"))
+    return members
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def actor_pids(pid: int) -> set[int]:
-    """Children of `pid` that are actor processes (not multiprocessing's resource tracker)."""
+def actor_pids(process: subprocess.Popen) -> set[int]:
+    """The actor processes of a run started by `start_training` (its children running
+    multiprocessing's spawn entry point; its resource tracker is not one)."""
     return {
-        child for child in child_pids(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+        pid
+        for pid, (parent, command) in group_members(process.pid).items()
+        if parent == process.pid and "spawn_main" in command
     }
 
 
-def wait_for(condition, timeout: float) -> bool:
+def wait_for(condition, timeout: float = PATIENCE_S) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -118,27 +133,28 @@ def test_hogwild_learns_well_above_a_random_policy(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_killed_actor_is_replaced_and_sigint_stops_every_process_within_5_s(tmp_path: Path) -> None:
+def test_killed_actor_is_replaced_and_sigint_stops_every_process_after_a_checkpoint(tmp_path: Path) -> None:
     process = start_training(tmp_path)
     try:
-        assert wait_for(lambda: len(actor_pids(process.pid)) == 2, 60)
-        victim = min(actor_pids(process.pid))
+        assert wait_for(lambda: len(actor_pids(process)) == 2)
+        victim = min(actor_pids(process))
         os.kill(victim, signal.SIGKILL)
-        assert wait_for(lambda: len(actor_pids(process.pid) - {victim}) == 2, 30)
+        assert wait_for(lambda: len(actor_pids(process) - {victim}) == 2)
         assert process.poll() is None
         # The periodic checkpoint shows that the run went on learning with the replacement.
         checkpoint = tmp_path / "checkpoint.pt"
-        assert wait_for(lambda: checkpoint.exists() and load_checkpoint(tmp_path)["steps"] > 0, 60)
-        actors = actor_pids(process.pid)
-        started = time.monotonic()
+        assert wait_for(lambda: checkpoint.exists() and load_checkpoint(tmp_path)["steps"] > 0)
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=10)
-        assert time.monotonic() - started < 5.0
-        assert wait_for(lambda: not any(alive(pid) for pid in actors), 1.0)
-        assert not child_pids(process.pid)
+        process.wait(timeout=PATIENCE_S)
         stderr = process.stderr.read()
+        assert process.returncode == 0, stderr
         assert "stopped by SIGINT" in stderr and "1 dead worker replaced" in stderr, stderr
+        # The run's own clock, from the signal to its workers stopped and its checkpoint written.
+        latency = re.search(r"checkpoint written ([0-9.]+) s after SIGINT", stderr)
+        assert latency and float(latency[1]) < STOP_PROMISE_S, stderr
         assert load_checkpoint(tmp_path)["steps"] > 0
+        # No process of the run is left: not an actor, not multiprocessing's resource tracker.
+        assert wait_for(lambda: not group_members(process.pid)), group_members(process.pid)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -149,9 +165,9 @@ def test_actors_that_keep_dying_before_any_step_stop_the_run_with_a_one_line_err
     process = start_training(tmp_path)
     killed: set[int] = set()
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + PATIENCE_S
         while process.poll() is None and time.monotonic() < deadline:
-            for pid in actor_pids(process.pid) - killed:
+            for pid in actor_pids(process) - killed:
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
             time.sleep(0.02)
@@ -270,12 +286,13 @@ def test_learner_process_reuses_freed_memory_without_page_faults() -> None:
     assert faults["retain"] < pages // 10
 
 
-def close_pipe_then_exit_or_echo(generation: int, link) -> None:
-    """A worker for the pool tests: the first closes its pipe and exits 0.3 s later, as an actor that
-    died on an exception does; its successors send back every index they are handed."""
+def close_pipe_then_exit_or_echo(generation: int, link, may_exit) -> None:
+    """A worker for the pool tests: the first closes its pipe and exits once `may_exit` is set, as an
+    actor that died on an exception does (its pipe closes before its process ends); its successors
+    send back every index they are handed."""
     if generation == 0:
         link.close()
-        time.sleep(0.3)
+        may_exit.wait(PATIENCE_S)
         return
     while True:
         index = link.recv()
@@ -291,25 +308,26 @@ def test_a_buffer_released_to_an_actor_whose_pipe_closed_goes_to_its_successor()
     from nalu_rl.runtime.workers import WorkerPool
 
     starts = []
+    context = multiprocessing.get_context("spawn")
+    may_exit = context.Event()
 
     def worker_args(worker_id, link):
         starts.append(worker_id)
-        return (len(starts) - 1, link)
+        return (len(starts) - 1, link, may_exit)
 
-    pool = WorkerPool(
-        multiprocessing.get_context("spawn"), 1, close_pipe_then_exit_or_echo, worker_args, name="test-worker"
-    )
+    pool = WorkerPool(context, 1, close_pipe_then_exit_or_echo, worker_args, name="test-worker")
     actor_buffers = ActorBuffers(pool, buffers_per_actor=2)
     pool.on_start = actor_buffers.hand_out
     try:
         pool.start_all()
-        assert wait_for(lambda: not pool.receive(0.05) and pool.links[0] is None, timeout=20)
+        assert wait_for(lambda: not pool.receive(0.05) and pool.links[0] is None)
         assert pool.processes[0].is_alive()  # its pipe is closed, it has not exited yet
         actor_buffers.release(0, 1)  # used to fail: 'NoneType' object has no attribute 'send'
-        assert wait_for(lambda: not pool.processes[0].is_alive(), timeout=5)
+        may_exit.set()
+        assert wait_for(lambda: not pool.processes[0].is_alive())
         assert pool.replace_dead() == 1
         echoed = []
-        assert wait_for(lambda: echoed.extend(actor_buffers.filled(0.05)) or len(echoed) == 2, timeout=20)
+        assert wait_for(lambda: echoed.extend(actor_buffers.filled(0.05)) or len(echoed) == 2)
         assert sorted(echoed) == [(0, 0), (0, 1)]
     finally:
         pool.close(timeout=1.0)

@@ -153,6 +153,8 @@ class StopRule:
         self.config = config
         self.logdir = logdir
         self.signal_received: int | None = None
+        # When the first SIGINT / SIGTERM arrived (time.perf_counter()), None before.
+        self.signal_received_at: float | None = None
         self.reason: str | None = None
         self.failure: str | None = None
 
@@ -372,6 +374,8 @@ class TrainingRun:
     # -- the loop's heartbeat ----------------------------------------------------------------
     def request_stop(self, signum: int) -> None:
         """Ask the run to stop at the next `should_stop` (what SIGINT and SIGTERM do)."""
+        if self.stop_rule.signal_received_at is None:
+            self.stop_rule.signal_received_at = time.perf_counter()
         self.stop_rule.signal_received = signum
 
     @property

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 
 import torch
 
@@ -59,6 +61,7 @@ def train(run: TrainingRun) -> TrainingRun:
             run.close()
             if run.failure is None:
                 run.save()
+                report_stop_latency(run)
             run.log()
             write_run_end(run, crash)
     restarts = run.counters.worker_restarts
@@ -69,6 +72,16 @@ def train(run: TrainingRun) -> TrainingRun:
         file=sys.stderr,
     )
     return run
+
+
+def report_stop_latency(run: TrainingRun) -> None:
+    """After a signal stopped the run: say how long stopping the workers and saving took since it came."""
+    received_at = run.stop_rule.signal_received_at
+    if received_at is None or run.signal_received is None:
+        return
+    seconds = time.perf_counter() - received_at
+    name = signal.Signals(run.signal_received).name
+    print(f"workers stopped and checkpoint written {seconds:.2f} s after {name}", file=sys.stderr)
 
 
 def close_dashboard(run: TrainingRun) -> None:
