@@ -7,6 +7,7 @@ problem the user can fix; `run_cli` is the one place that turns it into `error: 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -29,6 +30,9 @@ def run_cli(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[s
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    # Nothing is left to collect: the interpreter's shutdown then skips a collection of everything
+    # torch created, which took 1.4-1.6 s on a loaded 2-core machine (0.35 s frozen).
+    gc.freeze()
     sys.exit(code or 0)
 
 
