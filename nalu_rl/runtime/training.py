@@ -67,7 +67,8 @@ def train(run: TrainingRun) -> TrainingRun:
     restarts = run.counters.worker_restarts
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "
-        f"recent success {run.window.success_rate():.3f}, {run.counters.bad_updates} updates skipped "
+        f"recent success {run.window.success_rate():.3f}, return {run.window.mean_return():.2f}, "
+        f"{run.counters.bad_updates} updates skipped "
         f"(NaN/inf), {restarts} dead worker{'s' if restarts != 1 else ''} replaced; run folder {run.logdir}",
         file=sys.stderr,
     )
