@@ -5,6 +5,7 @@ A timing env (single or vector) provides:
   TASK_OPTIONS (TimeTrack takes all five, IntervalTiming all but "stimulus"). A generic
   Gymnasium env lacks this key.
 - `delay_range` (low, high) and `max_delay`: the delays T it draws and the largest T it accepts.
+- `due_time(delay)`: the step t at which arrival is due at delay T (TimeTrack T, IntervalTiming 2T).
 - `success_ceiling(delay)`: the best possible success rate at delay T on this env's grid.
 - `reset(options={"delay": T})`: fixes T for the episode(s) that reset starts.
 - `info["delay"]` (T) in every info, and `info["success"]` (bool; in a vector env a bool array
@@ -36,6 +37,10 @@ class TimingTask(Protocol):
     @property
     def max_delay(self) -> int:
         """The largest T that `reset(options={"delay": T})` accepts."""
+        ...
+
+    def due_time(self, delay: int) -> int:
+        """The step t at which arrival is due at delay T (the time left at t is due_time(T) - t)."""
         ...
 
     def success_ceiling(self, delay: int) -> float:

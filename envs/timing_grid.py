@@ -69,10 +69,13 @@ class TimingTaskAttributes:
         """The largest T that `reset(options={"delay": T})` accepts."""
         return self.config.max_delay
 
+    def due_time(self, delay: int) -> int:
+        """The step t at which arrival is due at delay T (TimeTrack: T; IntervalTiming: 2T)."""
+        return int(self.config.rule.due_time(self.config.checked_delay(delay)))
+
     def success_ceiling(self, delay: int) -> float:
         """The best possible success rate at delay T: P(distance <= due time) on this env's grid."""
-        due_time = int(self.config.rule.due_time(self.config.checked_delay(delay)))
-        return success_ceiling(due_time, self.config.size)
+        return success_ceiling(self.due_time(delay), self.config.size)
 
 
 class TimingGridEnv(TimingTaskAttributes, gym.Env):

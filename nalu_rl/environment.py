@@ -172,6 +172,10 @@ class RunEnvironment:
 
         return is_timing_task(self.probe)
 
+    def due_time(self, delay: int) -> int:
+        """The step at which arrival is due at delay T (a timing task only)."""
+        return int(self.probe.unwrapped.due_time(delay))
+
     def success_ceiling(self, delay: int) -> float:
         """The best possible success rate at delay T (a timing task only)."""
         return float(self.probe.unwrapped.success_ceiling(delay))

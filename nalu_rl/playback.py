@@ -67,6 +67,7 @@ def play_episodes_to_frames(
     try:
         for episode in range(episodes):
             observation, info = env.reset(seed=seed + episode)
+            due = env.unwrapped.due_time(info["delay"])
             episode_start = np.ones(1, dtype=bool)
             terminated = truncated = False
             while not (terminated or truncated):
@@ -79,10 +80,10 @@ def play_episodes_to_frames(
                     view, weights = readout
                     state = model.describe_state(policy.state)[view][0].detach().cpu().numpy()
                     count = float(np.append(state, 1.0) @ weights)
-                    caption = f"time left {info['delay'] - info['t']}   agent reads {count:.1f}"
+                    caption = f"time left {due - info['t']}   agent reads {count:.1f}"
                 show(frame, caption)
                 observation, _, terminated, truncated, info = env.step(action)
-            show(env.render(), f"time left {info['delay'] - info['t']}", repeat=hold_frames)
+            show(env.render(), f"time left {due - info['t']}", repeat=hold_frames)
             summaries.append({"delay": info["delay"], "t": info["t"], "outcome": info.get("outcome", "")})
     finally:
         env.close()

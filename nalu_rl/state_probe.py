@@ -37,11 +37,24 @@ HIDDEN_VIEWS = ("lstm_c",)
 
 @dataclass
 class StateTrace:
-    """The recurrent state of one episode, step by step: views[name] is [steps, width]."""
+    """The recurrent state of one episode, step by step: views[name] is [steps, width].
+
+    `due` is the step at which arrival was due (T on TimeTrack, 2T on IntervalTiming; T when not
+    given), so the time left at step t is due - t.
+    """
 
     delay: int
     views: dict[str, np.ndarray]
     outcome: str
+    due: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.due is None:
+            self.due = self.delay
+
+    def time_left(self) -> np.ndarray:
+        """due - t at each recorded step t."""
+        return self.due - np.arange(self.steps)
 
     @property
     def steps(self) -> int:
@@ -61,6 +74,7 @@ def record_state_traces(
     delays = list(delays)
     environment = timing_environment(config)
     vector_envs = [environment.make_vector(episodes, delay_range=(delay, delay)) for delay in delays]
+    due_times = {delay: environment.due_time(delay) for delay in delays}
     environment.close()
     env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in delays), strict=True)
     batch_size = episodes * len(delays)
@@ -106,7 +120,8 @@ def record_state_traces(
             for name in recorded[0]
             if name != "_running"
         }
-        traces.append(StateTrace(delays[row // episodes], views, str(outcomes[row])))
+        delay = delays[row // episodes]
+        traces.append(StateTrace(delay, views, str(outcomes[row]), due=due_times[delay]))
     return traces
 
 
@@ -125,7 +140,8 @@ def most_time_correlated_unit(traces: Sequence[StateTrace], view: str) -> tuple[
 def remaining_steps_readout(
     traces: Sequence[StateTrace], view: str, fit_delays: tuple[int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares weights (with a bias last) reading T - t from `view`, fitted on delays in
+    """Least-squares weights (with a bias last) reading the time left (T - t on TimeTrack) from `view`,
+    fitted on delays in
     `fit_delays` only; returns (weights, per-trace predictions concatenated in trace order)."""
 
     def design(trace: StateTrace) -> np.ndarray:
@@ -135,7 +151,7 @@ def remaining_steps_readout(
     if not fit:
         raise ValueError(f"no episode with a delay in the fit range {fit_delays}")
     inputs = np.concatenate([design(trace) for trace in fit])
-    targets = np.concatenate([trace.delay - np.arange(trace.steps) for trace in fit]).astype(np.float64)
+    targets = np.concatenate([trace.time_left() for trace in fit]).astype(np.float64)
     weights, *_ = np.linalg.lstsq(inputs, targets, rcond=None)
     predictions = np.concatenate([design(trace) @ weights for trace in traces])
     return weights, predictions
@@ -177,13 +193,13 @@ def plot_counter_view(
         offset = 0
         errors = {"in": [], "out": []}
         for trace in traces:
-            remaining = trace.delay - np.arange(trace.steps)
+            remaining = trace.time_left()
             predicted = predictions[offset : offset + trace.steps]
             offset += trace.steps
             inside = train_range[0] <= trace.delay <= train_range[1]
             errors["in" if inside else "out"].append(np.abs(predicted - remaining))
             bottom.plot(remaining, predicted, color=colour_of[trace.delay], linewidth=0.8, alpha=0.7)
-        top_remaining = max(delays)
+        top_remaining = max(trace.due for trace in traces)
         bottom.plot([0, top_remaining], [0, top_remaining], "k--", linewidth=1, label="exact count")
         # A readout that fails far out can shoot off by hundreds of steps; keep the scale readable.
         bottom.set_ylim(-0.25 * top_remaining, 1.5 * top_remaining)
@@ -192,9 +208,9 @@ def plot_counter_view(
             f"{name} {np.concatenate(values).mean():.1f}" for name, values in errors.items() if values
         )
         bottom.set_title(
-            f"linear readout of T - t from {view}\nmean abs error (steps): {summary}", fontsize=10
+            f"linear readout of the time left from {view}\nmean abs error (steps): {summary}", fontsize=10
         )
-        bottom.set_xlabel("true remaining steps T - t")
+        bottom.set_xlabel("true time left (steps until arrival is due)")
         bottom.set_ylabel("read-out remaining steps")
         bottom.grid(alpha=0.3)
         bottom.legend(fontsize=8, loc="upper left")
