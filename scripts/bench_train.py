@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,17 +91,24 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def source_tree(revision: str, folder: str) -> str:
-    """A folder holding the packages `agents`, `envs` and `nalu_rl` at a git revision ("worktree": as now)."""
-    if revision == "worktree":
-        return str(REPOSITORY)
+    """A folder holding the package `nalu_rl` at a git revision ("worktree": as now) laid out as it
+    installs, with envs/ and agents/ inside it; the top-level `envs` and `agents` stay beside it
+    for revisions from before they were installed under nalu_rl."""
     tree = Path(folder) / revision.replace("/", "_")
     tree.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(
-        ["git", "-C", str(REPOSITORY), "archive", revision, "agents", "envs", "nalu_rl"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    if revision == "worktree":
+        for name in ("agents", "envs", "nalu_rl"):
+            shutil.copytree(REPOSITORY / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        archive = subprocess.run(
+            ["git", "-C", str(REPOSITORY), "archive", revision, "agents", "envs", "nalu_rl"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    for name in ("agents", "envs"):
+        if not (tree / "nalu_rl" / name).exists():
+            shutil.copytree(tree / name, tree / "nalu_rl" / name)
     return str(tree)
 
 

@@ -15,8 +15,11 @@ case "${1:-}" in
 esac
 
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's code, installed or not
 PYTHON="${PYTHON:-python}"
+# This checkout's code laid out as it installs (envs/ and agents/ inside nalu_rl/), without pip: a
+# device machine may have no package index. The tests run from there, so that the checkout's own
+# nalu_rl/ folder (which lacks envs and agents) is not the one imported.
+LAYOUT="${TMPDIR:-/tmp}/nalu_rl_layout_$$"
 
 # Seconds per step: 120 + 60 + 280 = 460 s, under the 8-minute limit with start-up to spare.
 INSTALL_S=120
@@ -25,22 +28,33 @@ BENCH_S=280
 
 CHECK_DEPENDENCIES="import torch, gymnasium, tensorboard, tqdm, pytest"
 CHECK_CUDA="import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"
-INSTALL=(timeout "$INSTALL_S" "$PYTHON" -m pip install -e ".[test]")
-TESTS=(timeout "$TESTS_S" "$PYTHON" -m pytest -m cuda tests/test_precision.py -rs)
+# Wheels carried in .whl/ (gymnasium and farama-notifications, which the device image lacks) when
+# there are any, else the package index.
+if compgen -G ".whl/*.whl" >/dev/null; then
+  INSTALL=(timeout "$INSTALL_S" "$PYTHON" -m pip install -q --no-index --no-deps --target /tmp/nalu_rl_site .whl/*.whl)
+  export PYTHONPATH="/tmp/nalu_rl_site${PYTHONPATH:+:$PYTHONPATH}"
+else
+  INSTALL=(timeout "$INSTALL_S" "$PYTHON" -m pip install -q "gymnasium>=1.1" tensorboard tqdm pytest)
+fi
+export PYTHONPATH="$LAYOUT${PYTHONPATH:+:$PYTHONPATH}"
+TESTS=(timeout "$TESTS_S" "$PYTHON" -m pytest -p no:cacheprovider -m cuda tests/test_precision.py -rs)
 # One table: learner-only samples/s and learner-runtime SPS, fp32 and bf16 taking turns.
 BENCH=(timeout "$BENCH_S" "$PYTHON" scripts/bench_train.py --device cuda --actors 16 --modes pixels
        --compare worktree --precisions fp32 bf16 --rounds 1 --learner-steps 2000000 --updates 20)
 
 if [[ "$DRY_RUN" == 1 ]]; then
   echo "# plan of scripts/device_check.sh (nothing is run)"
+  echo "cp -r nalu_rl tests pyproject.toml $LAYOUT/ (with envs/ and agents/ inside nalu_rl/)"
   echo "$PYTHON -c '$CHECK_DEPENDENCIES' || ${INSTALL[*]}"
   echo "$PYTHON -c '$CHECK_CUDA'  # else stop: no CUDA device"
-  echo "${TESTS[*]}"
+  echo "(cd $LAYOUT && ${TESTS[*]})"
   echo "${BENCH[*]}"
   exit 0
 fi
 
 started=$SECONDS
+mkdir -p "$LAYOUT" && cp -r nalu_rl tests pyproject.toml "$LAYOUT/"
+cp -r envs "$LAYOUT/nalu_rl/envs" && cp -r agents "$LAYOUT/nalu_rl/agents"
 if ! "$PYTHON" -c "$CHECK_DEPENDENCIES" 2>/dev/null; then
   echo "== installing: ${INSTALL[*]}"
   "${INSTALL[@]}"
@@ -52,7 +66,7 @@ fi
 "$PYTHON" -c "import torch; print('==', torch.__version__, torch.cuda.get_device_name(), 'bf16:', torch.cuda.is_bf16_supported())"
 echo "== CUDA tests: ${TESTS[*]}"
 tests_status=0
-"${TESTS[@]}" || tests_status=$?  # the benchmark still runs; the exit code tells
+(cd "$LAYOUT" && "${TESTS[@]}") || tests_status=$?  # the benchmark still runs; the exit code tells
 echo "== benchmark: ${BENCH[*]}"
 "${BENCH[@]}"
 echo "== device check done in $((SECONDS - started)) s (CUDA tests exit code $tests_status)"
