@@ -3,7 +3,8 @@
 For each CSV (one seed of one agent, as kept under docs/data/<obs>/<agent>/seed<k>.csv) prints one
 Markdown row: the mean success over the training range (as a fraction of the ceiling), the lowest
 fraction of the ceiling over T in [--hold-from, --hold-to], the first T there below --hold
-(none: holds), and the success rate at each of --show; then how many seeds hold, and the mean
+(none: holds), with --tail-from T the highest success rate at any evaluated delay >= T (and
+where), and the success rate at each of --show; then how many seeds hold, and the mean
 training-range fraction of the ceiling over seeds with its 95% t-interval.
 
 Every comparison is exact: a seed's rate is its `successes / episodes` and the ceiling is the
@@ -94,6 +95,15 @@ def three_decimals(value: Fraction | None) -> str:
     return "" if value is None else f"{float(round(value, 3)):.3f}"
 
 
+def highest_from(success_rates: dict[int, Fraction], first_delay: int) -> str:
+    """The highest success rate at delays >= first_delay and the first delay where it occurs."""
+    tail = {delay: rate for delay, rate in success_rates.items() if delay >= first_delay}
+    if not tail:
+        return ""
+    delay = min(tail, key=lambda d: (-tail[d], d))
+    return f"{three_decimals(tail[delay])} (T = {delay})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="+", type=Path)
@@ -105,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hold-to", type=int, default=100)
     parser.add_argument("--size", type=int, default=5, help="grid size of the evaluated runs")
     parser.add_argument("--show", default="12,20,40,100,200,500,1000", help="delays whose success is shown")
+    parser.add_argument(
+        "--tail-from",
+        type=int,
+        default=None,
+        metavar="T",
+        help="also show the highest success at delays >= T",
+    )
     args = parser.parse_args(argv)
     try:
         shown = [int(delay) for delay in args.show.split(",")]
@@ -120,16 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"| seed | {args.train_range[0]}..{args.train_range[1]} (of ceiling) | lowest of ceiling, "
         f"T {args.hold_from}..{args.hold_to} | first T below {hold} | "
+        + ("" if args.tail_from is None else f"highest at T >= {args.tail_from} | ")
         + " | ".join(f"T={delay}" for delay in shown)
         + " |"
     )
-    print("|---|---|---|---|" + "---|" * len(shown))
+    print("|---|---|---|---|" + "---|" * (len(shown) + (args.tail_from is not None)))
     for summary in summaries:
         cells = [three_decimals(summary.success_rates.get(delay)) for delay in shown]
         first_below = "none" if summary.first_below is None else summary.first_below
+        tail = "" if args.tail_from is None else f"{highest_from(summary.success_rates, args.tail_from)} | "
         print(
             f"| {summary.seed} | {three_decimals(summary.training_fraction)} | "
-            f"{three_decimals(summary.lowest_fraction)} | {first_below} | " + " | ".join(cells) + " |"
+            f"{three_decimals(summary.lowest_fraction)} | {first_below} | {tail}" + " | ".join(cells) + " |"
         )
     holding = sum(summary.first_below is None for summary in summaries)
     print(

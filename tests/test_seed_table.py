@@ -81,3 +81,19 @@ def test_a_csv_from_another_grid_size_is_refused_in_one_line(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert "--size" in error and "\n" not in error
     seed_table.main([str(path), "--size", "4"])
+
+
+def test_highest_success_from_t20_finds_the_symbolic_lru_seeds_that_are_not_at_zero():
+    rates = {
+        seed: seed_table.summarize_seed(DATA / "symbolic" / "lru" / f"seed{seed}.csv").success_rates
+        for seed in range(5)
+    }
+    highest = {seed: seed_table.highest_from(rates[seed], 20) for seed in range(5)}
+    assert highest == {
+        0: "0.000 (T = 20)",
+        1: "0.000 (T = 20)",
+        2: "0.000 (T = 20)",
+        3: "0.015 (T = 34)",
+        4: "0.015 (T = 80)",
+    }
+    assert rates[3][40] == Fraction(1, 200)
