@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -280,11 +281,12 @@ class EpisodeBatch:
         return self.rule.stimulus_value(self.delay, self.t)[:, None]
 
 
-def success_ceiling(delay: int, size: int = 5) -> float:
-    """The best possible success rate when arrival is due at t = `delay`: P(Manhattan distance <= delay).
+def success_ceiling_exact(delay: int, size: int = 5) -> Fraction:
+    """The best possible success rate when arrival is due at t = `delay`, as an exact fraction:
+    P(Manhattan distance <= delay).
 
     TimeTrack's ceiling at T; IntervalTiming's at T is this at 2T. Agent and target are uniform on
-    two different cells of a `size` x `size` grid; enumerated exactly.
+    two different cells of a `size` x `size` grid; enumerated exactly (29/30 at 6 on the 5 x 5 grid).
     """
     delay = integer_argument("delay", delay)
     size = integer_argument("size", size)
@@ -293,4 +295,10 @@ def success_ceiling(delay: int, size: int = 5) -> float:
     rows, cols = np.divmod(np.arange(size * size), size)
     distance = np.abs(rows[:, None] - rows[None, :]) + np.abs(cols[:, None] - cols[None, :])
     distinct = ~np.eye(size * size, dtype=bool)
-    return float(np.count_nonzero((distance <= delay) & distinct) / np.count_nonzero(distinct))
+    reachable = int(np.count_nonzero((distance <= delay) & distinct))
+    return Fraction(reachable, int(np.count_nonzero(distinct)))
+
+
+def success_ceiling(delay: int, size: int = 5) -> float:
+    """The best possible success rate when arrival is due at t = `delay` (`success_ceiling_exact`, a float)."""
+    return float(success_ceiling_exact(delay, size))

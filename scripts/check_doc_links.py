@@ -1,0 +1,86 @@
+"""Check that every link and every repository path in the README and docs/ names a file that exists.
+
+Reads README.md and every docs/**/*.md. A Markdown link `[text](target)` that is not a URL must
+resolve from the file that holds it; a path written in the text or in a command (a word starting
+with docs/, figures/, scripts/, nalu_rl/, envs/, agents/ or tests/) must exist from the
+repository root (figures/ from docs/), after expanding `{a,b}` and matching `*` as a glob. Paths
+with a placeholder (`<k>`, `$k`, `NAME`, ...) are checked up to the placeholder's folder. Prints
+each missing path with its file and line, and exits 1 if there is one.
+    python scripts/check_doc_links.py                      # from the repository root
+    python scripts/check_doc_links.py --allow-missing docs/EXTENDING.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import re
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+PATH = re.compile(r"(?<![\w/.-])((?:docs|figures|scripts|nalu_rl|envs|agents|tests|journal)/[\w./*{},<>$-]*)")
+PLACEHOLDER = re.compile(r"[<$]|\bNAME\b|\.\.\.")
+
+
+def expand_braces(path: str) -> list[str]:
+    """`a/{b,c}/d` -> [`a/b/d`, `a/c/d`], recursively."""
+    match = re.search(r"\{([^{}]*)\}", path)
+    if match is None:
+        return [path]
+    head, tail = path[: match.start()], path[match.end() :]
+    return [expanded for part in match.group(1).split(",") for expanded in expand_braces(head + part + tail)]
+
+
+def exists(candidate: Path) -> bool:
+    """Whether `candidate` names a file or folder, `*` matching as a glob."""
+    return bool(glob.glob(str(candidate))) if "*" in str(candidate) else candidate.exists()
+
+
+def missing_paths(document: Path, text: str) -> list[tuple[int, str]]:
+    """(line, path) of each link or repository path in `text` that does not exist."""
+    missing: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            if not (document.parent / target.split("#")[0]).exists():
+                missing.append((number, target))
+        for raw in PATH.findall(line):
+            path = raw.rstrip(".,;:)")
+            if not path or path.endswith("/..."):
+                continue
+            if PLACEHOLDER.search(path):
+                path = path[: PLACEHOLDER.search(path).start()].rsplit("/", 1)[0]
+            if path.startswith("runs/") or "/" not in path or path.startswith("nalu_rl/TimeTrack"):
+                continue
+            # figures/ and journal/ are written from docs/; a run's own folders are not files.
+            base = REPOSITORY / "docs" if path.startswith(("figures/", "journal/")) else REPOSITORY
+            for expanded in expand_braces(path):
+                if not exists(base / expanded) and not exists(document.parent / expanded):
+                    missing.append((number, expanded))
+    return list(dict.fromkeys(missing))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--allow-missing", nargs="*", default=[], help="paths that may be missing (planned files)"
+    )
+    args = parser.parse_args(argv)
+    allowed = {Path(path).name for path in args.allow_missing} | set(args.allow_missing)
+    documents = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").rglob("*.md"))]
+    count = 0
+    for document in documents:
+        for number, path in missing_paths(document, document.read_text()):
+            if path in allowed or Path(path).name in allowed:
+                continue
+            count += 1
+            print(f"{document.relative_to(REPOSITORY)}:{number}: {path}")
+    print(f"{count} missing path(s) in {len(documents)} documents")
+    return 1 if count else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
