@@ -3,7 +3,8 @@
 Reads README.md and every docs/**/*.md. A Markdown link `[text](target)` that is not a URL must
 resolve from the file that holds it; a path written in the text or in a command (a word starting
 with docs/, figures/, scripts/, nalu_rl/, envs/, agents/ or tests/) must exist from the
-repository root (figures/ from docs/), after expanding `{a,b}` and matching `*` as a glob. Paths
+repository root (figures/ from docs/; nalu_rl/envs/ and nalu_rl/agents/, the installed names, as
+envs/ and agents/; Gymnasium ids such as nalu_rl/TimeTrack-v0 are not paths), after expanding `{a,b}` and matching `*` as a glob. Paths
 with a placeholder (`<k>`, `$k`, `NAME`, ...) are checked up to the placeholder's folder. Prints
 each missing path with its file and line, and exits 1 if there is one.
     python scripts/check_doc_links.py                      # from the repository root
@@ -53,8 +54,10 @@ def missing_paths(document: Path, text: str) -> list[tuple[int, str]]:
                 continue
             if PLACEHOLDER.search(path):
                 path = path[: PLACEHOLDER.search(path).start()].rsplit("/", 1)[0]
-            if path.startswith("runs/") or "/" not in path or path.startswith("nalu_rl/TimeTrack"):
-                continue
+            if path.startswith("runs/") or "/" not in path or re.match(r"nalu_rl/\w+-v\d+$", path):
+                continue  # a run's folder, or a Gymnasium id such as nalu_rl/TimeTrack-v0
+            # nalu_rl.envs and nalu_rl.agents are the folders envs/ and agents/ of the checkout.
+            path = re.sub(r"^nalu_rl/(envs|agents)/", r"\1/", path)
             # figures/ and journal/ are written from docs/; a run's own folders are not files.
             base = REPOSITORY / "docs" if path.startswith(("figures/", "journal/")) else REPOSITORY
             for expanded in expand_braces(path):
