@@ -300,5 +300,5 @@ def success_ceiling_exact(delay: int, size: int = 5) -> Fraction:
 
 
 def success_ceiling(delay: int, size: int = 5) -> float:
-    """The best possible success rate when arrival is due at t = `delay` (`success_ceiling_exact` as a float)."""
+    """The best possible success rate when arrival is due at t = `delay`: the exact one as a float."""
     return float(success_ceiling_exact(delay, size))

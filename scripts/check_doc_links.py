@@ -4,9 +4,10 @@ Reads README.md and every docs/**/*.md. A Markdown link `[text](target)` that is
 resolve from the file that holds it; a path written in the text or in a command (a word starting
 with docs/, figures/, scripts/, nalu_rl/, envs/, agents/ or tests/) must exist from the
 repository root (figures/ from docs/; nalu_rl/envs/ and nalu_rl/agents/, the installed names, as
-envs/ and agents/; Gymnasium ids such as nalu_rl/TimeTrack-v0 are not paths), after expanding `{a,b}` and matching `*` as a glob. Paths
-with a placeholder (`<k>`, `$k`, `NAME`, ...) are checked up to the placeholder's folder. Prints
-each missing path with its file and line, and exits 1 if there is one.
+envs/ and agents/; Gymnasium ids such as nalu_rl/TimeTrack-v0 are not paths), after expanding
+`{a,b}` and matching `*` as a glob. Paths with a placeholder (`<k>`, `$k`, `NAME`, ...) are
+checked up to the placeholder's folder. Prints each missing path with its file and line, and exits
+1 if there is one.
     python scripts/check_doc_links.py                      # from the repository root
     python scripts/check_doc_links.py --allow-missing docs/EXTENDING.md
 """
