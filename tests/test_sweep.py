@@ -377,7 +377,8 @@ def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Pa
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)
     assert sweep.returncode == 130, stderr[-2000:]
-    assert exit_seconds < 15, f"the sweep took {exit_seconds:.1f} s to stop"
+    # A bound for a hung sweep, not the promise (scripts/measure_stop_latency.py measures that).
+    assert exit_seconds < 60, f"the sweep took {exit_seconds:.1f} s to stop"
     finished, unfinished = sorted(folders, key=lambda folder: not (folder / TRIAL_STATUS_FILE).exists())
     stopped = read_trial_history(unfinished)[-1]
     # Train ended on the SIGINT by itself (exit 0, checkpoint saved), not by the SIGKILL after the grace.
@@ -439,7 +440,7 @@ def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.startswith("error: ") and error.count("\n") == 1, error
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 120  # a bound for a hang, not a speed target
     assert not any(tmp_path.iterdir()), "a sweep folder was created"
     started_processes = family(os.getpid(), process_table()) - children_before
     assert not started_processes, [command_line(pid) for pid in started_processes]

@@ -36,8 +36,10 @@ from nalu_rl.sweep.folder import (
 )
 from nalu_rl.sweep.progress import TrainingProgress
 
-# After SIGINT a train process has this long to save its checkpoint and exit before SIGKILL.
-STOP_GRACE_S = 6.0
+# After SIGINT a train process has this long to save its checkpoint and exit before SIGKILL: it
+# stops its workers and writes the checkpoint within 5 s, but on busy cores the interpreter's own
+# exit can add seconds (docs/TRAINING.md, "Time to stop").
+STOP_GRACE_S = 20.0
 # The program that becomes a trial's train process (run by its path).
 LAUNCHER = str(Path(launch.__file__).resolve())
 
