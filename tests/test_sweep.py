@@ -381,8 +381,9 @@ def test_ctrl_c_stops_the_trials_and_resume_skips_the_finished_ones(tmp_path: Pa
     assert exit_seconds < 60, f"the sweep took {exit_seconds:.1f} s to stop"
     finished, unfinished = sorted(folders, key=lambda folder: not (folder / TRIAL_STATUS_FILE).exists())
     stopped = read_trial_history(unfinished)[-1]
-    # Train ended on the SIGINT by itself (exit 0, checkpoint saved), not by the SIGKILL after the grace.
-    assert stopped == {**stopped, "event": "stopped by the sweep", "exit_code": 0}
+    # Train ended on the SIGINT by itself, not by the SIGKILL after the grace: exit 0 when the signal
+    # came while it trained (checkpoint saved), 130 when it came in the short final evaluation.
+    assert stopped["event"] == "stopped by the sweep" and stopped["exit_code"] in (0, 130), stopped
     steps_at_stop = checkpoint_steps(unfinished)
     assert steps_at_stop > 0
     assert_nothing_left(started, tmp_path)
