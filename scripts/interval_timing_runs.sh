@@ -7,7 +7,8 @@
 #
 #   bash scripts/interval_timing_runs.sh [RUNS_DIR] [DATA_DIR]
 #   (defaults runs/interval-timing and docs/data/interval-timing; AGENTS, SEEDS, STEPS, PARALLEL,
-#   DEADLINE_S and PYTHON from the environment)
+#   DEADLINE_S, PYTHON and EXTRA_OPTIONS, more train options such as "--import updown_count", from
+#   the environment)
 #
 # A trial folder that already holds a checkpoint is resumed, so an interrupted experiment continues.
 # Trainings still running DEADLINE_S seconds after the start get SIGINT: each saves its checkpoint
@@ -23,6 +24,7 @@ STEPS="${STEPS:-6000000}"
 PARALLEL="${PARALLEL:-$(nproc)}"
 DEADLINE_S="${DEADLINE_S:-100000}"
 PYTHON="${PYTHON:-python}"
+EXTRA_OPTIONS="${EXTRA_OPTIONS:-}"
 DELAYS="1-40,50,60,70,80,90,100,200,500,1000"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1
 
@@ -30,7 +32,7 @@ train_one() {  # agent seed
   local folder="$RUNS_DIR/$1-seed$2"
   local options=(--env-id nalu_rl/IntervalTiming-v0 --obs symbolic --agent "$1" --seed "$2"
                  --total-steps "$STEPS" --target-fraction 2 --actors 0 --device cpu --precision fp32
-                 --learner-threads 1 --eval-episodes 0 --no-progress)
+                 --learner-threads 1 --eval-episodes 0 --no-progress $EXTRA_OPTIONS)
   mkdir -p "$folder"
   if [[ -f "$folder/checkpoint.pt" ]]; then
     "$PYTHON" -m nalu_rl.train --resume "$folder" --total-steps "$STEPS" >>"$folder/train.log" 2>&1

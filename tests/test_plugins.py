@@ -247,3 +247,27 @@ def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_pat
     )
     # FrozenLake observes a Discrete cell number: not a Box, so it is refused in one line.
     assert result.returncode == 2 and "Box or a Dict of Boxes" in result.stderr, result.stderr
+
+
+def test_the_updown_example_counts_the_time_left_of_interval_timing_with_unit_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With its unit's weights at [+1, -1] the example's count is 2T - t - 1 after the light, exactly."""
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    import updown_count  # noqa: F401  (registers the core and the agent)
+
+    env = gymnasium.make("nalu_rl/IntervalTiming-v0", obs_mode="symbolic")
+    model = make_agent("updown-count", env.observation_space)
+    with torch.no_grad():
+        model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))
+    delay = 7
+    lights = torch.tensor([1.0] * delay + [0.0] * (2 * delay + 3)).view(-1, 1, 1)
+    state = model.initial_state(1)
+    counts = []
+    for light in lights:
+        observation = {"grid": torch.zeros(1, 1, 2, 5, 5, dtype=torch.uint8), "stimulus": light.view(1, 1, 1)}
+        _, _, state = model(observation, torch.tensor([[len(counts) == 0]]), state)
+        counts.append(model.describe_state(state)["signed-nau"].item())
+    assert counts[:delay] == list(range(1, delay + 1))  # up while the light is on
+    after = range(delay, len(counts))
+    assert [counts[t] for t in after] == [2 * delay - t - 1 for t in after]  # down after, to below 0
