@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from nalu_rl.checkpoint import load_agent, load_checkpoint
-from nalu_rl.errors import CheckpointError
+from nalu_rl.errors import InputError
 from nalu_rl.units import ArithmeticUnit
 
 
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             payload = load_checkpoint(path)
             model, _ = load_agent(path)
-        except (CheckpointError, OSError) as error:
+        except (InputError, OSError) as error:
             print(f"error: {path}: {error}", file=sys.stderr)
             return 2
         unit = next((module for module in model.modules() if isinstance(module, ArithmeticUnit)), None)
