@@ -132,7 +132,7 @@ def plot_success_by_delay(
         linestyle="--",
         color="0.3",
         linewidth=1.2,
-        label="ceiling (distance <= T)",
+        label="ceiling (the best possible rate at T)",
         zorder=1,
     )
     for label in sorted(curves):
@@ -158,7 +158,7 @@ def plot_success_by_delay(
             linewidth=0,
             zorder=2,
         )
-    axes.set_xlabel("delay T (steps between stimulus and required arrival)")
+    axes.set_xlabel("delay T (the steps to wait; IntervalTiming: the light's length, to wait again)")
     axes.set_ylabel("success rate")
     axes.set_ylim(-0.02, 1.02)
     set_delay_axis(axes, all_delays, log_x)
