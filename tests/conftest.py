@@ -66,3 +66,79 @@ def random_policy_success_rate(size: int, delay_range: tuple[int, int], episodes
             finished += int(ended.sum())
             successes += int((info["outcome"][ended] == "success").sum())
     return successes / finished
+
+
+UP, DOWN, LEFT, RIGHT, PASS = range(5)
+
+
+def path_to_target(obs: dict) -> list[int]:
+    """The actions of one shortest path from the agent to the target, read from a symbolic observation."""
+    (row, col), (target_row, target_col) = (tuple(np.argwhere(obs["grid"][k])[0]) for k in (0, 1))
+    vertical = [DOWN if target_row > row else UP] * abs(target_row - row)
+    horizontal = [RIGHT if target_col > col else LEFT] * abs(target_col - col)
+    return vertical + horizontal
+
+
+def play(env, actions: list[int]) -> list[tuple]:
+    """Step through `actions`, stopping at the end of the episode; returns each step's result."""
+    results = []
+    for action in actions:
+        results.append(env.step(action))
+        if results[-1][2]:
+            break
+    return results
+
+
+def arrive_at(env, delay: int, arrival_time: int, seed: int = 3) -> tuple:
+    """Reset with delay T, wait, then walk straight to the target so as to arrive at `arrival_time`;
+    returns the last step's result."""
+    obs, _ = env.reset(seed=seed, options={"delay": delay})
+    path = path_to_target(obs)
+    assert arrival_time >= len(path), "the test needs a target reachable in time"
+    results = play(env, [PASS] * (arrival_time - len(path)) + path)
+    assert [r[2] for r in results] == [False] * (len(results) - 1) + [True]
+    return results[-1]
+
+
+def check_vector_env_matches_single_envs(vector, singles: list, steps: int, seed: int) -> set[str]:
+    """Step `vector` and `singles` (env i seeded seed + i) with the same random actions, asserting
+    every observation, flag and info agree (NEXT_STEP autoreset on the singles' side); returns the
+    outcomes seen. Also checks that each env played more episodes than one block of pre-drawn ones."""
+    from nalu_rl.envs.rules import EPISODES_PER_DRAW
+
+    num_envs = len(singles)
+    vector_obs, vector_info = vector.reset(seed=seed)
+    vector_flags = None  # (reward, terminated, truncated) arrays of the last vector step
+    single_results = [env.reset(seed=seed + i) for i, env in enumerate(singles)]
+    ended, episodes, outcomes = [False] * num_envs, [0] * num_envs, set()
+    actions_by_step = np.random.default_rng(0).integers(0, 5, (steps, num_envs))
+    for step in range(steps + 1):
+        for i, (obs, *rest) in enumerate(single_results):
+            info = rest[-1]
+            for key in obs:
+                assert np.array_equal(vector_obs[key][i], obs[key]), (step, i, key)
+            for name in ("delay", "t", "distance"):
+                assert vector_info[name][i] == info[name] and vector_info[f"_{name}"][i]
+            assert vector_info["_outcome"][i] == vector_info["_success"][i] == ("outcome" in info)
+            if "outcome" in info:
+                assert vector_info["outcome"][i] == info["outcome"]
+                assert vector_info["success"][i] == info["success"]
+                outcomes.add(info["outcome"])
+            if len(rest) == 4:  # a step result: reward, terminated, truncated, info
+                assert tuple(flags[i] for flags in vector_flags) == tuple(rest[:3])
+        if step == steps:
+            break
+        actions = actions_by_step[step]
+        vector_obs, *vector_flags, vector_info = vector.step(actions)
+        single_results = []
+        for i, env in enumerate(singles):
+            if ended[i]:  # NEXT_STEP autoreset: this step is the reset; the action is ignored
+                obs, info = env.reset()
+                single_results.append((obs, 0.0, False, False, info))
+                ended[i] = False
+                episodes[i] += 1
+            else:
+                single_results.append(env.step(int(actions[i])))
+                ended[i] = single_results[-1][2]
+    assert min(episodes) > EPISODES_PER_DRAW
+    return outcomes

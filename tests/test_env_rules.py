@@ -4,11 +4,10 @@ from itertools import permutations
 
 import numpy as np
 import pytest
+from conftest import DOWN, LEFT, PASS, RIGHT, UP, arrive_at, play
 
 from nalu_rl.envs import OUTCOMES, TimeTrackEnv, success_ceiling
 from nalu_rl.envs.drawing import AGENT_RGB, FLOOR_RGB, TARGET_RGB, WALL_RGB
-
-UP, DOWN, LEFT, RIGHT, PASS = range(5)
 
 
 def positions(obs: dict) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -17,34 +16,6 @@ def positions(obs: dict) -> tuple[tuple[int, int], tuple[int, int]]:
     target = np.argwhere(obs["grid"][1] == 1)
     assert len(agent) == 1 and len(target) == 1
     return tuple(agent[0]), tuple(target[0])
-
-
-def path_to_target(obs: dict) -> list[int]:
-    """The actions of one shortest path from the agent to the target."""
-    (row, col), (target_row, target_col) = positions(obs)
-    vertical = [DOWN if target_row > row else UP] * abs(target_row - row)
-    horizontal = [RIGHT if target_col > col else LEFT] * abs(target_col - col)
-    return vertical + horizontal
-
-
-def play(env: TimeTrackEnv, actions: list[int]) -> list[tuple]:
-    """Step through `actions`, stopping at the end of the episode; returns each step's result."""
-    results = []
-    for action in actions:
-        results.append(env.step(action))
-        if results[-1][2]:
-            break
-    return results
-
-
-def arrive_at(env: TimeTrackEnv, delay: int, arrival_time: int, seed: int = 3) -> tuple:
-    """Reset with delay T, wait, then walk straight to the target so as to arrive at `arrival_time`."""
-    obs, _ = env.reset(seed=seed, options={"delay": delay})
-    path = path_to_target(obs)
-    assert arrival_time >= len(path), "the test needs a target reachable in time"
-    results = play(env, [PASS] * (arrival_time - len(path)) + path)
-    assert [r[2] for r in results] == [False] * (len(results) - 1) + [True]
-    return results[-1]
 
 
 def test_arrival_exactly_at_delay_is_success_with_reward_one():

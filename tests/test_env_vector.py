@@ -3,58 +3,36 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import check_vector_env_matches_single_envs
 
 import nalu_rl.envs as envs
-from nalu_rl.envs import OUTCOMES, TimeTrackEnv, TimeTrackVectorEnv
-from nalu_rl.envs.rules import EPISODES_PER_DRAW
+from nalu_rl.envs import (
+    OUTCOMES,
+    IntervalTimingEnv,
+    IntervalTimingVectorEnv,
+    TimeTrackEnv,
+    TimeTrackVectorEnv,
+)
 
 
 @pytest.mark.parametrize("obs_mode", ["pixels", "symbolic"])
-def test_env_i_of_a_vector_env_seeded_s_matches_a_single_env_seeded_s_plus_i(obs_mode):
-    num_envs, steps, seed = 4, 1000, 21  # 4,000 env steps
-    # Short episodes: each env autoresets more often than one block of pre-drawn episodes holds.
-    kwargs = {"obs_mode": obs_mode, "delay_range": (1, 2), "slack": 1, "stimulus": "onset"}
-    vector = TimeTrackVectorEnv(num_envs, **kwargs)
-    singles = [TimeTrackEnv(**kwargs) for _ in range(num_envs)]
-    vector_obs, vector_info = vector.reset(seed=seed)
-    vector_flags = None  # (reward, terminated, truncated) arrays of the last vector step
-    single_results = [env.reset(seed=seed + i) for i, env in enumerate(singles)]
-    key = "pixels" if obs_mode == "pixels" else "grid"
-    ended = [False] * num_envs
-    episodes = [0] * num_envs
-    outcomes = set()
-    actions_by_step = np.random.default_rng(0).integers(0, 5, (steps, num_envs))
-    for step in range(steps + 1):
-        for i, (obs, *rest) in enumerate(single_results):
-            info = rest[-1]
-            assert np.array_equal(vector_obs[key][i], obs[key]), (step, i)
-            assert np.array_equal(vector_obs["stimulus"][i], obs["stimulus"]), (step, i)
-            for name in ("delay", "t", "distance"):
-                assert vector_info[name][i] == info[name] and vector_info[f"_{name}"][i]
-            assert vector_info["_outcome"][i] == ("outcome" in info)
-            if "outcome" in info:
-                assert vector_info["outcome"][i] == info["outcome"]
-                outcomes.add(info["outcome"])
-            if len(rest) == 4:  # a step result: reward, terminated, truncated, info
-                assert tuple(flags[i] for flags in vector_flags) == tuple(rest[:3])
-        if step == steps:
-            break
-        actions = actions_by_step[step]
-        vector_obs, *vector_flags, vector_info = vector.step(actions)
-        single_results = []
-        for i, env in enumerate(singles):
-            if ended[i]:
-                # NEXT_STEP autoreset: this step is the reset; the action is ignored.
-                obs, info = env.reset()
-                single_results.append((obs, 0.0, False, False, info))
-                ended[i] = False
-                episodes[i] += 1
-            else:
-                result = env.step(int(actions[i]))
-                single_results.append(result)
-                ended[i] = result[2]
-    assert min(episodes) > EPISODES_PER_DRAW
-    assert outcomes == set(OUTCOMES)
+@pytest.mark.parametrize(
+    ("single_class", "vector_class", "task_kwargs"),
+    [
+        # Short episodes: each env autoresets more often than one block of pre-drawn episodes holds.
+        (TimeTrackEnv, TimeTrackVectorEnv, {"delay_range": (1, 2), "slack": 1, "stimulus": "onset"}),
+        (IntervalTimingEnv, IntervalTimingVectorEnv, {"delay_range": (1, 1), "slack": 1}),
+    ],
+    ids=["time-track", "interval-timing"],
+)
+def test_env_i_of_a_vector_env_seeded_s_matches_a_single_env_seeded_s_plus_i(
+    obs_mode, single_class, vector_class, task_kwargs
+):
+    num_envs, steps, seed = 4, 1100, 21  # 4,400 env steps
+    kwargs = {"obs_mode": obs_mode, **task_kwargs}
+    vector = vector_class(num_envs, **kwargs)
+    singles = [single_class(**kwargs) for _ in range(num_envs)]
+    assert check_vector_env_matches_single_envs(vector, singles, steps, seed) == set(OUTCOMES)
 
 
 def test_autoreset_step_ignores_the_action_and_returns_reward_zero():

@@ -10,12 +10,12 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import PASS, arrive_at, path_to_target, play
 from gymnasium.utils.env_checker import check_env
 
 import nalu_rl.envs as envs
 from nalu_rl.envs import (
     INTERVAL_TIMING_ID,
-    OUTCOMES,
     IntervalTimingEnv,
     IntervalTimingVectorEnv,
     TimeTrackEnv,
@@ -25,9 +25,8 @@ from nalu_rl.envs import (
     success_ceiling,
 )
 from nalu_rl.envs.rendering import HEADER_PX
-from nalu_rl.envs.rules import EPISODES_PER_DRAW, IntervalTimingConfig, TimeTrackConfig
+from nalu_rl.envs.rules import IntervalTimingConfig, TimeTrackConfig
 
-UP, DOWN, LEFT, RIGHT, PASS = range(5)
 STATUS_LINE_TOP = 40  # the frame header's second line: the stimulus while running, then the outcome
 
 
@@ -35,34 +34,6 @@ STATUS_LINE_TOP = 40  # the frame header's second line: the stimulus while runni
 def headless(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-
-
-def path_to_target(obs: dict) -> list[int]:
-    """The actions of one shortest path from the agent to the target, read from a symbolic observation."""
-    (row, col), (target_row, target_col) = (tuple(np.argwhere(obs["grid"][k])[0]) for k in (0, 1))
-    vertical = [DOWN if target_row > row else UP] * abs(target_row - row)
-    horizontal = [RIGHT if target_col > col else LEFT] * abs(target_col - col)
-    return vertical + horizontal
-
-
-def play(env, actions: list[int]) -> list[tuple]:
-    """Step through `actions`, stopping at the end of the episode; returns each step's result."""
-    results = []
-    for action in actions:
-        results.append(env.step(action))
-        if results[-1][2]:
-            break
-    return results
-
-
-def arrive_at(env, delay: int, arrival_time: int, seed: int = 3) -> tuple:
-    """Reset with delay T, wait, then walk straight to the target so as to arrive at `arrival_time`."""
-    obs, _ = env.reset(seed=seed, options={"delay": delay})
-    path = path_to_target(obs)
-    assert arrival_time >= len(path), "the test needs a target reachable in time"
-    results = play(env, [PASS] * (arrival_time - len(path)) + path)
-    assert [r[2] for r in results] == [False] * (len(results) - 1) + [True]
-    return results[-1]
 
 
 @pytest.mark.parametrize("delay", [1, 4, 9])
@@ -163,53 +134,6 @@ def test_random_placement_is_as_likely_to_succeed_as_the_ceiling_says():
         results = play(env, [PASS] * max(0, 2 - len(path)) + path + [PASS] * 20)
         successes += results[-1][4]["success"]
     assert abs(successes / episodes - env.success_ceiling(1)) < 0.06
-
-
-@pytest.mark.parametrize("obs_mode", ["pixels", "symbolic"])
-def test_env_i_of_a_vector_env_seeded_s_matches_a_single_env_seeded_s_plus_i(obs_mode):
-    num_envs, steps, seed = 4, 1100, 21
-    # Short episodes (at most 2T + slack = 3 steps): each env autoresets more often than one block
-    # of pre-drawn episodes holds.
-    kwargs = {"obs_mode": obs_mode, "delay_range": (1, 1), "slack": 1}
-    vector = IntervalTimingVectorEnv(num_envs, **kwargs)
-    singles = [IntervalTimingEnv(**kwargs) for _ in range(num_envs)]
-    vector_obs, vector_info = vector.reset(seed=seed)
-    vector_flags = None
-    single_results = [env.reset(seed=seed + i) for i, env in enumerate(singles)]
-    ended = [False] * num_envs
-    episodes = [0] * num_envs
-    outcomes = set()
-    actions_by_step = np.random.default_rng(0).integers(0, 5, (steps, num_envs))
-    for step in range(steps + 1):
-        for i, (obs, *rest) in enumerate(single_results):
-            info = rest[-1]
-            for key in obs:
-                assert np.array_equal(vector_obs[key][i], obs[key]), (step, i, key)
-            for name in ("delay", "t", "distance"):
-                assert vector_info[name][i] == info[name] and vector_info[f"_{name}"][i]
-            assert vector_info["_outcome"][i] == vector_info["_success"][i] == ("outcome" in info)
-            if "outcome" in info:
-                assert vector_info["outcome"][i] == info["outcome"]
-                assert vector_info["success"][i] == info["success"]
-                outcomes.add(info["outcome"])
-            if len(rest) == 4:
-                assert tuple(flags[i] for flags in vector_flags) == tuple(rest[:3])
-        if step == steps:
-            break
-        actions = actions_by_step[step]
-        vector_obs, *vector_flags, vector_info = vector.step(actions)
-        single_results = []
-        for i, env in enumerate(singles):
-            if ended[i]:
-                obs, info = env.reset()  # NEXT_STEP autoreset: this step is the reset
-                single_results.append((obs, 0.0, False, False, info))
-                ended[i] = False
-                episodes[i] += 1
-            else:
-                single_results.append(env.step(int(actions[i])))
-                ended[i] = single_results[-1][2]
-    assert min(episodes) > EPISODES_PER_DRAW
-    assert outcomes == set(OUTCOMES)
 
 
 def test_vector_env_turns_the_light_off_after_each_envs_own_delay():
