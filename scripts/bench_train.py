@@ -169,7 +169,9 @@ def measure_in_subprocess(
         str(arguments.batch_unrolls),
     ]
     command += ["--learner-steps", str(arguments.learner_steps), "--updates", str(arguments.updates)]
-    environment = {**os.environ, "PYTHONPATH": tree, "BENCH_TRAIN_REVISION_TREE": tree}
+    # The revision's tree first; what else is on the path (packages installed with --target) after it.
+    path = os.pathsep.join(part for part in (tree, os.environ.get("PYTHONPATH")) if part)
+    environment = {**os.environ, "PYTHONPATH": path, "BENCH_TRAIN_REVISION_TREE": tree}
     result = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=tree, check=True)
     return float(result.stdout.split()[-1])
 

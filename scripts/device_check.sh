@@ -24,7 +24,8 @@ LAYOUT="${TMPDIR:-/tmp}/nalu_rl_layout_$$"
 # Seconds per step: 120 + 60 + 280 = 460 s, under the 8-minute limit with start-up to spare.
 INSTALL_S=120
 TESTS_S=60
-BENCH_S=280
+BENCH_S="${BENCH_S:-280}"            # a shorter check: BENCH_S=150 LEARNER_STEPS=600000
+LEARNER_STEPS="${LEARNER_STEPS:-2000000}"
 
 CHECK_DEPENDENCIES="import torch, gymnasium, tensorboard, tqdm, pytest"
 CHECK_CUDA="import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"
@@ -40,7 +41,7 @@ export PYTHONPATH="$LAYOUT${PYTHONPATH:+:$PYTHONPATH}"
 TESTS=(timeout "$TESTS_S" "$PYTHON" -m pytest -p no:cacheprovider -m cuda tests/test_precision.py -rs)
 # One table: learner-only samples/s and learner-runtime SPS, fp32 and bf16 taking turns.
 BENCH=(timeout "$BENCH_S" "$PYTHON" scripts/bench_train.py --device cuda --actors 16 --modes pixels
-       --compare worktree --precisions fp32 bf16 --rounds 1 --learner-steps 2000000 --updates 20)
+       --compare worktree --precisions fp32 bf16 --rounds 1 --learner-steps "$LEARNER_STEPS" --updates 20)
 
 if [[ "$DRY_RUN" == 1 ]]; then
   echo "# plan of scripts/device_check.sh (nothing is run)"
