@@ -101,8 +101,10 @@ def agent_names_help() -> str:
 
 def add_import_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add `--import MODULE` (repeatable): a user's module imported before anything is built."""
+    from nalu_rl.plugins import IMPORT_FLAG
+
     parser.add_argument(
-        "--import",
+        IMPORT_FLAG,
         dest="imports",
         action="append",
         default=[],

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nalu_rl.errors import InputError
+from nalu_rl.plugins import IMPORT_FLAG
 
 
 def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
@@ -60,7 +61,7 @@ class Config:
         [],
         "a module of yours to import first, in the learner and every worker (repeatable); it may "
         "register cores, encoders, agents and environments; recorded in the run for evaluate/render",
-        flag="--import",
+        flag=IMPORT_FLAG,
         action="append",
         metavar="MODULE",
     )
@@ -246,9 +247,8 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     )
     from nalu_rl.agents import describe_agents
 
-    agents_defaults = {
-        name: agent_training_defaults(name) for name in describe_agents() if agent_training_defaults(name)
-    }
+    agents_defaults = {name: agent_training_defaults(name) for name in describe_agents()}
+    agents_defaults = {name: defaults for name, defaults in agents_defaults.items() if defaults}
 
     parser.add_argument(
         "--list-agents",

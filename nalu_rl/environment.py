@@ -121,24 +121,27 @@ class RunEnvironment:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> RunEnvironment:
-        """The env of a run's stored config (its "env_id", default TimeTrack, and "env" kwargs)."""
-        kwargs = {key: value for key, value in (config.get("env") or {}).items() if key != "render_mode"}
+        """The env of a run's stored config (its "env_id", default TimeTrack, and "env" kwargs, less
+        those that whoever builds the env sets itself: render_mode, num_envs)."""
+        set_by_builder = ("render_mode", "num_envs")
+        kwargs = {key: value for key, value in (config.get("env") or {}).items() if key not in set_by_builder}
         return cls(str(config.get("env_id") or DEFAULT_ENV_ID), kwargs)
 
     def make(self, **overrides: Any) -> gymnasium.Env:
         """One env (`gymnasium.make`), with `overrides` over the run's keyword arguments."""
-        env_spec(self.env_id)
-        try:
-            return gymnasium.make(self.env_id, **{**self.kwargs, **overrides})
-        except (TypeError, ValueError, gymnasium.error.Error) as error:
-            raise InputError(f"cannot build {self.env_id} with {dict(self.kwargs)}: {error}") from None
+        return self._build(gymnasium.make, overrides)
 
     def make_vector(self, num_envs: int, **overrides: Any) -> gymnasium.vector.VectorEnv:
         """`num_envs` envs stepped together (`gymnasium.make_vec`: the env's native vector env where it
         registers one, else a SyncVectorEnv), autoreset on the step after an episode ends."""
+        return self._build(gymnasium.make_vec, {"num_envs": num_envs, **overrides})
+
+    def _build(self, builder: Any, overrides: Mapping[str, Any]) -> Any:
+        """`builder(env_id, **kwargs)` with `overrides` over the run's keyword arguments; InputError in
+        one line for an unknown id or keyword arguments the env refuses."""
         env_spec(self.env_id)
         try:
-            return gymnasium.make_vec(self.env_id, num_envs=num_envs, **{**self.kwargs, **overrides})
+            return builder(self.env_id, **{**self.kwargs, **overrides})
         except (TypeError, ValueError, gymnasium.error.Error) as error:
             raise InputError(f"cannot build {self.env_id} with {dict(self.kwargs)}: {error}") from None
 

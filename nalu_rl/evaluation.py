@@ -238,7 +238,6 @@ def timing_environment(config: Mapping[str, Any]) -> RunEnvironment:
     """The env a checkpoint trained on, checked to be a timing task (InputError otherwise): what the
     success-vs-T evaluation, the recordings and the counter view play."""
     environment = RunEnvironment.from_config(config)
-    environment.kwargs = {key: value for key, value in environment.kwargs.items() if key != "num_envs"}
     if not environment.is_timing_task:
         environment.close()
         raise InputError(

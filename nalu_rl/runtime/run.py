@@ -80,13 +80,10 @@ def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
 def training_range_ceilings(environment: RunEnvironment) -> list[float] | None:
     """The success ceiling at each delay of a timing task's training range; None for another env
     (its runs stop on their step budget only)."""
-    try:
-        if not environment.is_timing_task:
-            return None
-        low, high = environment.delay_range
-        return [environment.success_ceiling(delay) for delay in range(low, high + 1)]
-    finally:
-        environment.close()
+    if not environment.is_timing_task:
+        return None
+    low, high = environment.delay_range
+    return [environment.success_ceiling(delay) for delay in range(low, high + 1)]
 
 
 @dataclass
@@ -190,15 +187,21 @@ class TrainingRun:
     """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from nalu_rl.runtime.actor import environment_spaces, run_environment
+        from nalu_rl.runtime.actor import run_environment
 
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
+        # One env of the run, for its spaces and, on a timing task, the ceilings of the stop target.
+        environment = run_environment(config)
+        try:
+            observation_space, num_actions = environment.spaces()
+            ceilings = training_range_ceilings(environment)
+        finally:
+            environment.close()
         # Seeded before the model is built, so that --seed fixes its initial weights too.
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
-        observation_space, num_actions = environment_spaces(config)
         try:
             self.model = build_model(
                 config.agent, observation_space, num_actions, (resume_payload or {}).get("wiring")
@@ -221,9 +224,7 @@ class TrainingRun:
         random.seed(config.seed)
         if resume_payload is not None:
             self._restore(resume_payload)
-        self.window = EpisodeWindow(
-            config.success_window, training_range_ceilings(run_environment(config)), config.target_fraction
-        )
+        self.window = EpisodeWindow(config.success_window, ceilings, config.target_fraction)
         self.counters = RunCounters()
         self.stop_rule = StopRule(config, logdir)
         self.busy_seconds = {"actor": 0.0, "learner": 0.0}
