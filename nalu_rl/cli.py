@@ -99,8 +99,12 @@ def agent_names_help() -> str:
     return f"one of: {', '.join(agent_names())} (python -m nalu_rl.train --list-agents describes them)"
 
 
-def add_import_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add `--import MODULE` (repeatable): a user's module imported before anything is built."""
+def add_import_option(
+    parser: argparse.ArgumentParser,
+    where: str = "a checkpoint's own --import modules are imported without it",
+) -> argparse.ArgumentParser:
+    """Add `--import MODULE` (repeatable): a user's module imported before anything is built; `where`
+    ends its help (what else happens to the modules)."""
     from nalu_rl.plugins import IMPORT_FLAG
 
     parser.add_argument(
@@ -110,7 +114,7 @@ def add_import_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=[],
         metavar="MODULE",
         help="a module of yours to import first (repeatable), e.g. one that registers a core or an env; "
-        "a checkpoint's own --import modules are imported without it",
+        + where,
     )
     return parser
 

@@ -127,7 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep as the command line says; return the exit code (0 all finished, 1 some failed,
     130 interrupted)."""
     sweep_argv, train_options = split_train_options(sys.argv[1:] if argv is None else argv)
-    args = one_line_errors(add_import_option(build_parser())).parse_args(sweep_argv)
+    args = one_line_errors(
+        add_import_option(build_parser(), where="passed on to every trial's train")
+    ).parse_args(sweep_argv)
     # The sweep's --import modules go to every trial too (each train process imports them again).
     if args.imports:
         imports = [option for name in args.imports for option in ("--import", name)]
