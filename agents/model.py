@@ -67,6 +67,7 @@ class ActorCritic(nn.Module):
         self.wiring = wiring
         self.num_actions = num_actions
         space = observation_dict_space(observation_space)
+        self.observation_space = space  # the Dict the model reads (and rollout buffers hold)
         self.observation_keys = tuple(key for key in space.spaces if key != STIMULUS_KEY)
         if not self.observation_keys:
             raise ValueError(f"the observation has nothing to encode besides {STIMULUS_KEY!r}: {space}")

@@ -11,13 +11,13 @@ A checkpoint is a dict of plain Python values and tensors:
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from nalu_rl.errors import CheckpointError
+from nalu_rl.files import replace_atomically
 
 CHECKPOINT_FORMAT = "nalu_rl-checkpoint-1"
 # The pretrained checkpoints shipped inside the package, `<agent>.pt` (symbolic) or `<agent>-pixels.pt`.
@@ -26,19 +26,8 @@ SHIPPED_FOLDER = Path(__file__).resolve().parent / "checkpoints"
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
     """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": CHECKPOINT_FORMAT, **payload}
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_atomically(path, lambda file: torch.save(payload, file))
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:

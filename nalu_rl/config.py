@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nalu_rl.errors import InputError
+from nalu_rl.files import write_text_atomically
 from nalu_rl.plugins import IMPORT_FLAG
 
 
@@ -184,8 +185,8 @@ class Config:
         return cls(**kwargs)
 
     def save_json(self, path: str | os.PathLike) -> None:
-        """Write the config as config.json-style JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        """Write the config as config.json-style JSON (atomically)."""
+        write_text_atomically(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     def resolved_device(self) -> str:
         """The torch device string the learner runs on."""

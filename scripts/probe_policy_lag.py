@@ -20,7 +20,7 @@ import torch
 import nalu_rl.train
 from nalu_rl.cli import CliError, one_line_errors, run_cli
 from nalu_rl.runtime import training
-from nalu_rl.runtime.actor import Actor, build_policy, environment_spaces
+from nalu_rl.runtime.actor import Actor, build_policy
 from nalu_rl.runtime.learner import Learner, learn
 from nalu_rl.runtime.rollout import RolloutBuffers, WeightStore
 from nalu_rl.runtime.run import TrainingRun
@@ -37,7 +37,7 @@ def train_serial_with_lag(run: TrainingRun, lag: int, fresh_state: bool) -> None
     config = run.config
     acting_model = build_policy(config, run.model.wiring).eval()
     buffers = RolloutBuffers(
-        environment_spaces(config)[0],
+        acting_model.observation_space,
         acting_model.initial_state(config.envs_per_actor),
         config.unroll_length,
         config.envs_per_actor,

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from nalu_rl.runtime.actor import Actor, build_policy, environment_spaces
+from nalu_rl.runtime.actor import Actor, build_policy
 from nalu_rl.runtime.learner import compute_loss, guarded_update
 from nalu_rl.runtime.rollout import RolloutBuffers
 from nalu_rl.runtime.run import TrainingRun, build_optimizer
@@ -61,7 +61,7 @@ def worker_process(
     num_envs = config.hogwild_envs
     local_model = build_policy(config, shared_model.wiring)
     buffers = RolloutBuffers(
-        environment_spaces(config)[0],
+        local_model.observation_space,
         local_model.initial_state(num_envs),
         config.unroll_length,
         num_envs,

@@ -21,7 +21,7 @@ import torch
 from nalu_rl import regularizer_scale
 from nalu_rl.agents.losses import actor_critic_loss, vtrace
 from nalu_rl.precision import autocast
-from nalu_rl.runtime.actor import Actor, actor_process, build_policy, environment_spaces
+from nalu_rl.runtime.actor import Actor, actor_process, build_policy
 from nalu_rl.runtime.rollout import RolloutBatch, RolloutBuffers, WeightStore
 from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.workers import WorkerPool, retain_freed_memory
@@ -222,7 +222,7 @@ def train_learner(run: TrainingRun) -> None:
     acting_model = build_policy(config, run.model.wiring).eval()
     num_buffers = config.batch_unrolls if serial else config.actors * buffers_per_actor
     buffers = RolloutBuffers(
-        environment_spaces(config)[0],
+        acting_model.observation_space,
         acting_model.initial_state(config.envs_per_actor),
         config.unroll_length,
         config.envs_per_actor,

@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nalu_rl.files import write_text_atomically
+
 if TYPE_CHECKING:
     from nalu_rl.runtime.run import TrainingRun
 
@@ -41,10 +43,7 @@ def write_run_status(
         "error": None if error is None else one_line(error),
         "updated": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
     }
-    path = Path(folder) / RUN_STATUS_FILE
-    temporary = path.with_name(f".{RUN_STATUS_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(status) + "\n")
-    os.replace(temporary, path)
+    write_text_atomically(Path(folder) / RUN_STATUS_FILE, json.dumps(status) + "\n")
 
 
 def read_run_status(folder: str | os.PathLike) -> dict[str, Any] | None:

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nalu_rl.files import write_text_atomically
+
 TRIAL_STATUS_FILE = "sweep_trial.json"  # written once the trial's train run has ended for good
 TRIAL_HISTORY_FILE = "sweep_history.jsonl"  # one line per launch and per exit of a train process
 TRAIN_LOG_FILE = "train.log"  # the train process's stdout and stderr
@@ -26,8 +28,8 @@ def read_trial_status(folder: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def write_trial_status(folder: str | os.PathLike, status: dict[str, Any]) -> None:
-    """Record that the trial's train run ended for good ("finished" or "failed")."""
-    (Path(folder) / TRIAL_STATUS_FILE).write_text(json.dumps(status) + "\n")
+    """Record that the trial's train run ended for good ("finished" or "failed"), atomically."""
+    write_text_atomically(Path(folder) / TRIAL_STATUS_FILE, json.dumps(status) + "\n")
 
 
 def read_trial_history(folder: str | os.PathLike) -> list[dict[str, Any]]:
