@@ -86,8 +86,8 @@ def start_training(logdir: Path) -> subprocess.Popen:
 @pytest.mark.slow
 def test_multiprocess_learner_learns_well_above_a_random_policy(tmp_path: Path) -> None:
     """Learning with the default, synchronous actors. With actors running ahead this LSTM policy
-    stalls at 0.15 in some runs (5 of 18 in bf16, 0 of 16 in fp32, measured on 150k steps; the
-    runtime warns against it), so that path is checked for its lag, not for learning."""
+    stalled at 0.15 in 5 of 10 runs in bf16 (docs/TRAINING.md, "Determinism"; the runtime warns
+    against it), so that path is checked for its lag, not for learning."""
     run = train.run_training(
         [*EASY, "--actors", "2", "--envs-per-actor", "16", "--buffers-per-actor", "1", "--synchronous"]
         + ["--total-steps", "150000", "--logdir", str(tmp_path)]
