@@ -30,6 +30,7 @@ class IntervalTimingEnv(TimingGridEnv):
         "render_modes": ["rgb_array", "human"],
         "render_fps": RENDER_FPS,
         "task_options": INTERVAL_TIMING_OPTIONS,
+        "delay_meaning": "the light's length, to wait again after it goes off",
     }
     config_class = IntervalTimingConfig
     window_title = "IntervalTiming"

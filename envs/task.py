@@ -4,6 +4,8 @@ A timing env (single or vector) provides:
 - `metadata["task_options"]`: the run options it takes as keyword arguments, a tuple drawn from
   TASK_OPTIONS (TimeTrack takes all five, IntervalTiming all but "stimulus"). A generic
   Gymnasium env lacks this key.
+- `metadata["delay_meaning"]` (optional): what T is in this task, in a few words, for the delay axis
+  of a figure ("the steps to wait after the stimulus").
 - `delay_range` (low, high) and `max_delay`: the delays T it draws and the largest T it accepts.
 - `due_time(delay)`: the step t at which arrival is due at delay T (TimeTrack T, IntervalTiming 2T).
 - `success_ceiling(delay)`: the best possible success rate at delay T on this env's grid.

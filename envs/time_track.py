@@ -25,6 +25,7 @@ class TimeTrackEnv(TimingGridEnv):
         "render_modes": ["rgb_array", "human"],
         "render_fps": RENDER_FPS,
         "task_options": TIME_TRACK_OPTIONS,
+        "delay_meaning": "the steps to wait after the stimulus",
     }
     config_class = TimeTrackConfig
     window_title = "TimeTrack"

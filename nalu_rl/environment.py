@@ -190,6 +190,12 @@ class RunEnvironment:
         return int(low), int(high)
 
     @property
+    def delay_meaning(self) -> str | None:
+        """What the delay T is in this task, for a figure's axis, when the env says (a timing task only)."""
+        meaning = self.probe.unwrapped.metadata.get("delay_meaning")
+        return str(meaning) if meaning else None
+
+    @property
     def max_delay(self) -> int:
         """The largest delay a reset may ask for (a timing task only)."""
         return int(self.probe.unwrapped.max_delay)

@@ -21,6 +21,7 @@ from nalu_rl.evaluation import (
     DEFAULT_MAX_BATCH,
     PNG_NAME,
     DelayResult,
+    delay_meaning,
     success_by_delay,
     training_range,
     write_success_csv,
@@ -83,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.label and len(args.label) != len(paths):
         raise CliError(f"--label names {len(args.label)} curves for {len(paths)} checkpoints")
     out_dir = writable_folder(args.out)
-    rows, train_range = [], args.train_range
+    rows, train_range, meanings = [], args.train_range, set()
     for index, path in enumerate(paths):
         model, config = load_agent(path, device=args.device)
         max_delay = int((config.get("env") or {}).get("max_delay", 1000))
@@ -102,10 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_batch=args.max_batch,
         )
         train_range = train_range or training_range(config)
+        meanings.add(delay_meaning(config))
         print_summary(path, results)
         rows.extend(results)
     csv_path = write_success_csv(rows, out_dir / CSV_NAME)
-    plot_success_by_delay([row.as_row() for row in rows], out_dir / PNG_NAME, train_range=tuple(train_range))
+    # The axis says what T is when every checkpoint trained on tasks that agree on it.
+    meaning = meanings.pop() if len(meanings) == 1 else None
+    plot_success_by_delay(
+        [row.as_row() for row in rows],
+        out_dir / PNG_NAME,
+        train_range=tuple(train_range),
+        delay_meaning=meaning,
+    )
     print(f"wrote {csv_path} and {out_dir / PNG_NAME}")
     return 0
 

@@ -247,6 +247,15 @@ def timing_environment(config: Mapping[str, Any]) -> RunEnvironment:
     return environment
 
 
+def delay_meaning(config: Mapping[str, Any]) -> str | None:
+    """What the delay T is in the timing task a checkpoint trained on, when its env says."""
+    environment = timing_environment(config)
+    try:
+        return environment.delay_meaning
+    finally:
+        environment.close()
+
+
 def success_by_delay(
     model: torch.nn.Module,
     config: Mapping[str, Any],
@@ -274,34 +283,39 @@ def success_by_delay(
     delays_per_turn = max(1, max_batch // slots)
     model = model.to(device).eval()
     results = []
-    for start in range(0, len(delays), delays_per_turn):
-        turn = delays[start : start + delays_per_turn]
-        vector_envs = [environment.make_vector(slots, delay_range=(delay, delay)) for delay in turn]
-        try:
-            env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in turn), strict=True)
-            policy = ModelPolicy(
-                model,
-                slots * len(turn),
-                greedy=greedy,
-                device=device,
-                group_sizes=[slots] * len(turn),
-                group_seeds=action_seeds,
-            )
-            counts = play_episodes(policy, vector_envs, [slot_quotas(episodes, slots)] * len(turn), env_seeds)
-        finally:
-            for env in vector_envs:
-                env.close()
-        for delay, outcome_count in zip(turn, counts, strict=True):
-            results.append(
-                DelayResult(
-                    agent=label,
-                    delay=delay,
-                    episodes=sum(outcome_count.values()),
-                    successes=outcome_count.get("success", 0),
-                    ceiling=environment.success_ceiling(delay),
-                    outcomes=dict(outcome_count),
+    try:
+        for start in range(0, len(delays), delays_per_turn):
+            turn = delays[start : start + delays_per_turn]
+            vector_envs = [environment.make_vector(slots, delay_range=(delay, delay)) for delay in turn]
+            try:
+                env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in turn), strict=True)
+                policy = ModelPolicy(
+                    model,
+                    slots * len(turn),
+                    greedy=greedy,
+                    device=device,
+                    group_sizes=[slots] * len(turn),
+                    group_seeds=action_seeds,
                 )
-            )
+                counts = play_episodes(
+                    policy, vector_envs, [slot_quotas(episodes, slots)] * len(turn), env_seeds
+                )
+            finally:
+                for env in vector_envs:
+                    env.close()
+            for delay, outcome_count in zip(turn, counts, strict=True):
+                results.append(
+                    DelayResult(
+                        agent=label,
+                        delay=delay,
+                        episodes=sum(outcome_count.values()),
+                        successes=outcome_count.get("success", 0),
+                        ceiling=environment.success_ceiling(delay),
+                        outcomes=dict(outcome_count),
+                    )
+                )
+    finally:
+        environment.close()  # the probe that gave the ceilings
     return results
 
 
@@ -339,7 +353,10 @@ def evaluate_and_write(
     out_dir = Path(out_dir)
     csv_path = write_success_csv(results, out_dir / CSV_NAME)
     plot_success_by_delay(
-        [result.as_row() for result in results], out_dir / PNG_NAME, train_range=training_range(config)
+        [result.as_row() for result in results],
+        out_dir / PNG_NAME,
+        train_range=training_range(config),
+        delay_meaning=delay_meaning(config),
     )
     return csv_path
 

@@ -99,10 +99,12 @@ def plot_success_by_delay(
     train_range: tuple[int, int] | None = (5, 12),
     title: str | None = None,
     log_x: bool = False,
+    delay_meaning: str | None = None,
 ) -> Path:
     """Draw success rate vs delay T, one curve per agent label, and save it as an image at `out_path`.
 
-    With `log_x` the delay axis is logarithmic (for delays far past the training range).
+    With `log_x` the delay axis is logarithmic (for delays far past the training range);
+    `delay_meaning` says on that axis what T is in the task (its env's metadata["delay_meaning"]).
     """
     import matplotlib
 
@@ -158,7 +160,7 @@ def plot_success_by_delay(
             linewidth=0,
             zorder=2,
         )
-    axes.set_xlabel("delay T (the steps to wait; IntervalTiming: the light's length, to wait again)")
+    axes.set_xlabel(f"delay T ({delay_meaning})" if delay_meaning else "delay T")
     axes.set_ylabel("success rate")
     axes.set_ylim(-0.02, 1.02)
     set_delay_axis(axes, all_delays, log_x)

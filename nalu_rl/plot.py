@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nalu_rl.cli import CliError, run_cli
+from nalu_rl.evaluation import delay_meaning
 from nalu_rl.figures import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
 
 
@@ -31,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--title", help="figure title")
     parser.add_argument(
+        "--env-id",
+        metavar="ID",
+        help="the timing task the CSVs come from; the delay axis then says what T is in it",
+    )
+    parser.add_argument(
         "--log-x",
         action="store_true",
         help="logarithmic delay axis, for delays far past 100 (default: linear)",
@@ -45,9 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.train_range[0] > args.train_range[1]:
         raise CliError(f"--train-range: LO must be <= HI, got {args.train_range[0]} {args.train_range[1]}")
     rows = read_success_rows(args.csv)
+    meaning = delay_meaning({"env_id": args.env_id}) if args.env_id else None
     try:
         path = plot_success_by_delay(
-            rows, args.output, train_range=tuple(args.train_range), title=args.title, log_x=args.log_x
+            rows,
+            args.output,
+            train_range=tuple(args.train_range),
+            title=args.title,
+            log_x=args.log_x,
+            delay_meaning=meaning,
         )
         if args.table:
             Path(args.table).write_text(markdown_table(curves_over_seeds(rows)))

@@ -105,3 +105,29 @@ def test_log_x_puts_the_delays_on_a_log_axis_and_the_default_stays_linear(tmp_pa
     with pytest.raises(SystemExit) as exit_info:
         run_cli(main, [str(path), "-o", str(out), "--log-x"])
     assert exit_info.value.code == 0 and out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_delay_axis_says_what_t_is_in_the_task_when_told(tmp_path, monkeypatch):
+    from nalu_rl import figures
+    from nalu_rl.evaluation import delay_meaning
+
+    drawn = []
+    monkeypatch.setattr(figures, "save_figure", lambda figure, out_path: drawn.append(figure) or out_path)
+    rows = read_success_rows([write_csv(tmp_path / "a.csv", "nac", {5: 200, 40: 150})])
+    meaning = delay_meaning({"env_id": "nalu_rl/IntervalTiming-v0"})
+    assert "light" in meaning and "stimulus" in delay_meaning({})  # {}: TimeTrack, the default env
+    figures.plot_success_by_delay(rows, tmp_path / "told.png", delay_meaning=meaning)
+    figures.plot_success_by_delay(rows, tmp_path / "untold.png")
+    assert [figure.axes[0].get_xlabel() for figure in drawn] == [f"delay T ({meaning})", "delay T"]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "says"), [("Nope-v0", "unknown --env-id"), ("CartPole-v1", "not a timing task")]
+)
+def test_plot_cli_refuses_an_env_id_that_is_not_a_timing_task(tmp_path, capsys, env_id, says):
+    path = write_csv(tmp_path / "a.csv", "nac", {5: 200})
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(main, [str(path), "-o", str(tmp_path / "x.png"), "--env-id", env_id])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and says in error
