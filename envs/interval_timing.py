@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from nalu_rl.envs.rules import IntervalTimingConfig
 from nalu_rl.envs.task import TASK_OPTIONS
-from nalu_rl.envs.timing_grid import RENDER_FPS, TimingGridEnv
+from nalu_rl.envs.timing_grid import TimingGridEnv
 
 INTERVAL_TIMING_OPTIONS = tuple(option for option in TASK_OPTIONS if option != "stimulus")
 
@@ -27,8 +27,7 @@ class IntervalTimingEnv(TimingGridEnv):
     """
 
     metadata = {
-        "render_modes": ["rgb_array", "human"],
-        "render_fps": RENDER_FPS,
+        **TimingGridEnv.metadata,
         "task_options": INTERVAL_TIMING_OPTIONS,
         "delay_meaning": "the light's length, to wait again after it goes off",
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nalu_rl.envs.rules import TimeTrackConfig
 from nalu_rl.envs.task import TASK_OPTIONS
-from nalu_rl.envs.timing_grid import RENDER_FPS, TimingGridEnv
+from nalu_rl.envs.timing_grid import TimingGridEnv
 
 TIME_TRACK_OPTIONS = TASK_OPTIONS
 
@@ -22,8 +22,7 @@ class TimeTrackEnv(TimingGridEnv):
     """
 
     metadata = {
-        "render_modes": ["rgb_array", "human"],
-        "render_fps": RENDER_FPS,
+        **TimingGridEnv.metadata,
         "task_options": TIME_TRACK_OPTIONS,
         "delay_meaning": "the steps to wait after the stimulus",
     }

@@ -88,6 +88,8 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
     `reset(options={"delay": T})` fixes T for that episode.
     """
 
+    # A task's metadata adds its "task_options" and "delay_meaning" (nalu_rl.envs.task) to these.
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array", "human"], "render_fps": RENDER_FPS}
     config_class: ClassVar[type[GridTaskConfig]]
     window_title: ClassVar[str] = "timing task"
 
