@@ -10,3 +10,8 @@ class InputError(ValueError):
 
 class CheckpointError(InputError):
     """A checkpoint that is missing, corrupt, not a nalu_rl checkpoint, or cannot be resumed."""
+
+
+def one_line(text: str) -> str:
+    """The first non-empty line of `text`, stripped ("" for none): an error message fit for one line."""
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nalu_rl.errors import one_line
 from nalu_rl.files import write_text_atomically
 
 if TYPE_CHECKING:
@@ -84,8 +85,3 @@ def write_input_error(folder: str | os.PathLike, error: str, total_steps: int) -
         total if isinstance(total, int) else total_steps,
         error=error,
     )
-
-
-def one_line(text: str) -> str:
-    """The first non-empty line of `text` ("" for none)."""
-    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")

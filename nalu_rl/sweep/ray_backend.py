@@ -22,6 +22,7 @@ import ray
 from ray import tune
 
 from nalu_rl.cli import CliError
+from nalu_rl.errors import one_line
 from nalu_rl.sweep.folder import last_exit_description
 from nalu_rl.sweep.plan import SweepPlan, source_checkout
 from nalu_rl.sweep.progress import SweepProgress
@@ -68,7 +69,7 @@ def start_ray(address: str | None, verbose: bool) -> None:
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        message = one_line(str(error)) or type(error).__name__
         raise CliError(f"cannot join the Ray cluster at {address}: {message}") from None
 
 
