@@ -86,9 +86,8 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
         raise CheckpointError(f"checkpoint {path} has a malformed list of --import modules: {imports!r}")
     import_modules(imports, needed_by=f"checkpoint {path}")
     try:
-        environment = RunEnvironment.from_config(config)
-        observation_space, num_actions = environment.spaces()
-        environment.close()
+        with RunEnvironment.from_config(config) as environment:
+            observation_space, num_actions = environment.spaces()
         model = build_model(config["agent"], observation_space, num_actions, payload.get("wiring"))
         model.load_state_dict(payload["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as error:

@@ -14,11 +14,14 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nalu_rl.errors import InputError
 from nalu_rl.files import write_text_atomically
 from nalu_rl.plugins import IMPORT_FLAG
+
+if TYPE_CHECKING:
+    from nalu_rl.environment import RunEnvironment
 
 
 def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
@@ -164,6 +167,12 @@ class Config:
         if "delay_range" in kwargs:
             kwargs["delay_range"] = list(kwargs["delay_range"])
         return {**kwargs, **self.extra_env_kwargs}
+
+    def environment(self) -> RunEnvironment:
+        """The run's environment: --env-id built with `env_kwargs()`."""
+        from nalu_rl.environment import RunEnvironment
+
+        return RunEnvironment(self.env_id, self.env_kwargs())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible dict of the config, with the env keyword arguments under "env"."""
@@ -314,7 +323,6 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
 def validate(config: Config) -> None:
     """Raise InputError naming the first option whose value cannot work."""
     from nalu_rl.agents import agent_names
-    from nalu_rl.environment import RunEnvironment
     from nalu_rl.plugins import import_modules
 
     import_modules(config.imports)
@@ -370,11 +378,8 @@ def validate(config: Config) -> None:
         raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
     if not config.target_fraction >= 0.0:
         raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
-    environment = RunEnvironment(config.env_id, config.env_kwargs())
-    try:
+    with config.environment() as environment:
         environment.spaces()  # builds one env: unknown ids, bad kwargs and continuous actions fail here
-    finally:
-        environment.close()
     if config.device == "cuda":
         import torch
 

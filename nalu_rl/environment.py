@@ -55,9 +55,9 @@ def env_spec(env_id: str) -> gymnasium.envs.registration.EnvSpec:
         ) from None
 
 
-def task_options(env_id: str) -> tuple[str, ...]:
-    """The keyword arguments among the run's task options that the env `env_id` takes (its class's
-    `metadata["task_options"]`; none for an env that is not a timing task)."""
+def env_metadata(env_id: str) -> Mapping[str, Any]:
+    """The `metadata` of the env class registered as `env_id`, read without building an env (empty
+    where its entry point has none)."""
     entry_point = env_spec(env_id).entry_point
     try:
         creator = (
@@ -70,8 +70,13 @@ def task_options(env_id: str) -> tuple[str, ...]:
             f"--env-id {env_id!r}: cannot load its entry point {entry_point!r}: {error}"
         ) from None
     metadata = getattr(creator, "metadata", None)
-    options = metadata.get("task_options", ()) if isinstance(metadata, Mapping) else ()
-    return tuple(options)
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def task_options(env_id: str) -> tuple[str, ...]:
+    """The keyword arguments among the run's task options that the env `env_id` takes (its class's
+    `metadata["task_options"]`; none for an env that is not a timing task)."""
+    return tuple(env_metadata(env_id).get("task_options", ()))
 
 
 def parse_env_kwargs(text: str) -> dict[str, Any]:
@@ -113,7 +118,11 @@ def ended_episodes(info: Mapping[str, Any], ended: np.ndarray) -> tuple[np.ndarr
 
 @dataclass
 class RunEnvironment:
-    """The env of a run: its id and keyword arguments, how to build it, and what it offers."""
+    """The env of a run: its id and keyword arguments, how to build it, and what it offers.
+
+    What it offers is read from one env it builds when first asked (`probe`); `with RunEnvironment(...)
+    as environment:` closes that env on leaving, as `close()` does.
+    """
 
     env_id: str = DEFAULT_ENV_ID
     kwargs: Mapping[str, Any] = field(default_factory=dict)
@@ -191,8 +200,8 @@ class RunEnvironment:
 
     @property
     def delay_meaning(self) -> str | None:
-        """What the delay T is in this task, for a figure's axis, when the env says (a timing task only)."""
-        meaning = self.probe.unwrapped.metadata.get("delay_meaning")
+        """What the delay T is in this task, for a figure's axis, when its env class says (no env built)."""
+        meaning = env_metadata(self.env_id).get("delay_meaning")
         return str(meaning) if meaning else None
 
     @property
@@ -205,3 +214,9 @@ class RunEnvironment:
         if self._probe is not None:
             self._probe.close()
             self._probe = None
+
+    def __enter__(self) -> RunEnvironment:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -248,12 +248,8 @@ def timing_environment(config: Mapping[str, Any]) -> RunEnvironment:
 
 
 def delay_meaning(config: Mapping[str, Any]) -> str | None:
-    """What the delay T is in the timing task a checkpoint trained on, when its env says."""
-    environment = timing_environment(config)
-    try:
-        return environment.delay_meaning
-    finally:
-        environment.close()
+    """What the delay T is in the task a checkpoint trained on, when its env class says."""
+    return RunEnvironment.from_config(config).delay_meaning
 
 
 def success_by_delay(
@@ -277,13 +273,12 @@ def success_by_delay(
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if not delays:
         raise ValueError("no delays to evaluate")
-    environment = timing_environment(config)
     label = label or str(config.get("agent", "agent"))
     slots = min(episodes, max_batch)
     delays_per_turn = max(1, max_batch // slots)
     model = model.to(device).eval()
     results = []
-    try:
+    with timing_environment(config) as environment:  # its probe gives the ceilings
         for start in range(0, len(delays), delays_per_turn):
             turn = delays[start : start + delays_per_turn]
             vector_envs = [environment.make_vector(slots, delay_range=(delay, delay)) for delay in turn]
@@ -314,8 +309,6 @@ def success_by_delay(
                         outcomes=dict(outcome_count),
                     )
                 )
-    finally:
-        environment.close()  # the probe that gave the ceilings
     return results
 
 

@@ -46,9 +46,8 @@ def play_episodes_to_frames(
 
     readout = fit_time_left_readout(model, config, seed=seed) if show_count else None
     delay_range = (delay, delay) if delay is not None else training_range(config)
-    environment = timing_environment(config)
-    env = environment.make(delay_range=delay_range, render_mode="rgb_array")
-    environment.close()
+    with timing_environment(config) as environment:
+        env = environment.make(delay_range=delay_range, render_mode="rgb_array")
     screen = HumanWindow() if window else None
     hold_frames = max(1, round(HOLD_LAST_FRAME_S * fps))
     policy = ModelPolicy(model, 1, greedy=greedy, group_seeds=[seed])

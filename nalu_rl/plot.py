@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nalu_rl.cli import CliError, run_cli
-from nalu_rl.evaluation import delay_meaning
+from nalu_rl.errors import one_line
+from nalu_rl.evaluation import timing_environment
 from nalu_rl.figures import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
 
 
@@ -51,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.train_range[0] > args.train_range[1]:
         raise CliError(f"--train-range: LO must be <= HI, got {args.train_range[0]} {args.train_range[1]}")
     rows = read_success_rows(args.csv)
-    meaning = delay_meaning({"env_id": args.env_id}) if args.env_id else None
+    meaning = None
+    if args.env_id:
+        with timing_environment({"env_id": args.env_id}) as environment:
+            meaning = environment.delay_meaning
     try:
         path = plot_success_by_delay(
             rows,
@@ -66,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         raise CliError(f"cannot write {error.filename or args.output}: {error.strerror or error}") from None
     except ValueError as error:  # matplotlib: an unknown image format
-        raise CliError(str(error).splitlines()[0]) from None
+        raise CliError(one_line(str(error)) or type(error).__name__) from None
     print(f"wrote {path}" + (f" and {args.table}" if args.table else ""))
     return 0
 

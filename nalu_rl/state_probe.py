@@ -72,10 +72,9 @@ def record_state_traces(
 ) -> list[StateTrace]:
     """Play `episodes` episodes at each delay and record the state the policy acted from at each t."""
     delays = list(delays)
-    environment = timing_environment(config)
-    vector_envs = [environment.make_vector(episodes, delay_range=(delay, delay)) for delay in delays]
-    due_times = {delay: environment.due_time(delay) for delay in delays}
-    environment.close()
+    with timing_environment(config) as environment:
+        vector_envs = [environment.make_vector(episodes, delay_range=(delay, delay)) for delay in delays]
+        due_times = {delay: environment.due_time(delay) for delay in delays}
     env_seeds, action_seeds = zip(*(delay_seeds(seed, delay) for delay in delays), strict=True)
     batch_size = episodes * len(delays)
     policy = ModelPolicy(

@@ -15,7 +15,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from nalu_rl.environment import RunEnvironment, ended_episodes, observation_dict
+from nalu_rl.environment import ended_episodes, observation_dict
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.rollout import NO_OUTCOME, OTHER_END_CODE, SUCCESS_CODE, RolloutBuffers, WeightStore
 from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
@@ -24,21 +24,13 @@ if TYPE_CHECKING:
     from nalu_rl.agents import ActorCritic, Wiring
 
 
-def run_environment(config: Any) -> RunEnvironment:
-    """The environment of a run's config (its --env-id and keyword arguments)."""
-    return RunEnvironment(config.env_id, config.env_kwargs())
-
-
 def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
     """The observation space of one environment of the run, as the Dict the agents read (and the
     rollout buffers hold), and its number of actions."""
     from nalu_rl.agents import observation_dict_space
 
-    environment = run_environment(config)
-    try:
+    with config.environment() as environment:
         observation_space, num_actions = environment.spaces()
-    finally:
-        environment.close()
     return observation_dict_space(observation_space), num_actions
 
 
@@ -62,7 +54,7 @@ class Actor:
         self.model = model
         self.precision = config.precision  # of the acting forward pass, resolved for the CPU
         self.unroll_length = config.unroll_length
-        self.env = run_environment(config).make_vector(num_envs)
+        self.env = config.environment().make_vector(num_envs)
         observation, _ = self.env.reset(seed=seed)
         self.observation = _tensors(observation)
         self.episode_start = torch.ones(num_envs, dtype=torch.bool)

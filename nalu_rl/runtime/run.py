@@ -187,18 +187,13 @@ class TrainingRun:
     """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
-        from nalu_rl.runtime.actor import run_environment
-
         self.config = config
         self.logdir = logdir
         self.device = torch.device(config.resolved_device())
         # One env of the run, for its spaces and, on a timing task, the ceilings of the stop target.
-        environment = run_environment(config)
-        try:
+        with config.environment() as environment:
             observation_space, num_actions = environment.spaces()
             ceilings = training_range_ceilings(environment)
-        finally:
-            environment.close()
         # Seeded before the model is built, so that --seed fixes its initial weights too.
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
