@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,19 +22,33 @@ class CliError(InputError):
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None = None) -> None:
-    """Run `main(argv)` and exit with its code; user errors print one line to stderr, no traceback."""
+    """Run `main(argv)` and exit with its code; user errors print one line to stderr, no traceback.
+
+    Run on the process's own command line (`argv` None), the process ends with the command: a Ctrl-C
+    once it has ended (a second one while it reports the first, or one during the interpreter's exit)
+    is ignored, so the exit code stays the command's instead of death by SIGINT.
+    """
     try:
         code = main(argv)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
+        _ignore_interrupts_if_ending(argv)
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    _ignore_interrupts_if_ending(argv)
     # Nothing is left to collect: the interpreter's shutdown then skips a collection of everything
     # torch created, which took 1.4-1.6 s on a loaded 2-core machine (0.35 s frozen).
     gc.freeze()
     sys.exit(code or 0)
+
+
+def _ignore_interrupts_if_ending(argv: Sequence[str] | None) -> None:
+    # A sweep's trial can get two SIGINTs, the terminal's and the sweep's: the second, arriving while
+    # the first was reported, escaped as an uncaught KeyboardInterrupt and the process died by SIGINT.
+    if argv is None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -436,3 +436,26 @@ def test_hogwild_with_the_gated_default_says_how_to_run_it() -> None:
     with pytest.raises(InputError, match="give --regularizer-gate-success 0"):
         validate(parse_config(hogwild)[0])
     validate(parse_config([*hogwild, "--regularizer-gate-success", "0"])[0])
+
+
+def test_a_second_ctrl_c_while_the_first_is_reported_keeps_exit_code_130() -> None:
+    # The child's stderr sends it SIGINT as "interrupted" is written: the second Ctrl-C lands exactly
+    # while run_cli reports the first (a sweep's trial gets the terminal's SIGINT and the sweep's).
+    script = (
+        "import os, signal, sys\n"
+        "from nalu_rl.cli import run_cli\n"
+        "class InterruptingStderr:\n"
+        "    def write(self, text):\n"
+        "        if 'interrupted' in text:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return sys.__stderr__.write(text)\n"
+        "    def flush(self):\n"
+        "        sys.__stderr__.flush()\n"
+        "def main(argv):\n"
+        "    sys.stderr = InterruptingStderr()\n"
+        "    raise KeyboardInterrupt  # the first Ctrl-C, in the middle of the command\n"
+        "run_cli(main)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130, (result.returncode, result.stderr[-500:])
+    assert result.stderr.strip() == "interrupted"
