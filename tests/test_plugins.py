@@ -3,10 +3,12 @@ and options as the project's own (`register_*`, `--import`, `--env-id`)."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from nalu_rl.agents import (
 from nalu_rl.agents import registry as agent_registry
 from nalu_rl.checkpoint import load_agent, load_checkpoint
 from nalu_rl.config import parse_config
+from nalu_rl.units import registry as unit_registry
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLE = REPOSITORY / "examples" / "custom_core.py"
@@ -47,10 +50,14 @@ TINY = [
 
 
 @pytest.fixture
-def clean_registries(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_registries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Registrations made by a test are undone after it."""
     for table in (agent_registry.CORES, agent_registry.ENCODERS, agent_registry.AGENTS):
         monkeypatch.setattr(agent_registry, _table_name(table), dict(table))
+    units = dict(unit_registry.ARITHMETIC_UNITS)
+    yield
+    unit_registry.ARITHMETIC_UNITS.clear()
+    unit_registry.ARITHMETIC_UNITS.update(units)
 
 
 def _table_name(table: dict) -> str:
@@ -261,6 +268,40 @@ def test_bad_plugin_input_is_one_line_exit_2(argv: list[str], message: str, tmp_
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error:")
     assert message in result.stderr
+
+
+def test_an_agent_naming_an_unregistered_unit_is_one_line_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "typo_unit.py").write_text(
+        "from dataclasses import replace\n"
+        "from nalu_rl.agents import agent_wiring, register_agent\n"
+        "register_agent('typo', replace(agent_wiring('nac'), unit='nacc'), 'nac with a misspelt unit')\n"
+    )
+    argv = ["--import", "typo_unit", "--agent", "typo", *TINY, "--total-steps", "100"]
+    result = run_command("nalu_rl.train", argv, tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "agent 'typo': unknown arithmetic unit 'nacc'; registered arithmetic units: nac" in result.stderr
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_the_unit_example_is_a_real_npu_that_the_accumulator_builds_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.delitem(sys.modules, "custom_unit", raising=False)
+    custom_unit = importlib.import_module("custom_unit")
+    monkeypatch.setitem(sys.modules, "custom_unit", custom_unit)  # forgotten after the test
+    npu = custom_unit.RealNPU(2, 1)
+    with torch.no_grad():
+        npu.W.copy_(torch.tensor([[1.0, 1.0]]))
+        npu.gate.fill_(1.0)
+    x = torch.tensor([[3.0, 4.0], [-3.0, 4.0], [-3.0, -4.0], [0.5, 6.0]])
+    torch.testing.assert_close(npu(x), (x[:, 0] * x[:, 1]).unsqueeze(-1), rtol=1e-4, atol=1e-4)
+    model = make_agent("npu", gymnasium.spaces.Box(0.0, 1.0, (3,)), 2)
+    assert isinstance(model.cores["count"].counter_unit, custom_unit.RealNPU)
+    observation = {"observation": torch.rand(4, 2, 3)}
+    logits, _, _ = model(observation, torch.zeros(4, 2, dtype=torch.bool), model.initial_state(2))
+    assert torch.isfinite(logits).all()
+    assert any(parameter is model.cores["count"].counter_unit.gate for parameter in model.parameters())
 
 
 def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_path: Path) -> None:

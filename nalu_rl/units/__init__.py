@@ -6,7 +6,8 @@ nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, sparsity_regularizer,
               regularizer_scale
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
-registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer, clamp_unit_weights_
+registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit, total_regularizer,
+              clamp_unit_weights_
 """
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
@@ -17,6 +18,7 @@ from nalu_rl.units.registry import (
     ARITHMETIC_UNITS,
     clamp_unit_weights_,
     make_unit,
+    register_unit,
     total_regularizer,
     unit_class,
 )
@@ -34,6 +36,7 @@ __all__ = [
     "clamp_unit_weights_",
     "make_unit",
     "nac_weight",
+    "register_unit",
     "regularizer_scale",
     "run_in_float32",
     "sparsity_regularizer",
