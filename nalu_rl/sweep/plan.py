@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import nalu_rl
-from nalu_rl.cli import CliError
+from nalu_rl.cli import CliError, parse_ranges
 from nalu_rl.config import Config, parse_config, validate
 from nalu_rl.runtime.training import learner_threads
 from nalu_rl.sweep.trial import TrialSpec, trial_folder_name
@@ -53,13 +52,10 @@ def parse_seeds(tokens: Sequence[str]) -> list[int]:
     """Seeds from tokens such as "0-4", "0,2,5" or "0-2,7" (several tokens add up); in order, no repeats."""
     seeds: list[int] = []
     for token in tokens:
-        for part in token.split(","):
-            match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-            if match is None or (match.group(2) is not None and int(match.group(2)) < int(match.group(1))):
-                raise CliError(f"--seeds: bad seed list {token!r}; expected e.g. 0-4, 0,2,5 or 0-2,7")
-            first = int(match.group(1))
-            last = int(match.group(2)) if match.group(2) is not None else first
-            seeds.extend(seed for seed in range(first, last + 1) if seed not in seeds)
+        try:
+            seeds.extend(seed for seed in parse_ranges(token) if seed not in seeds)
+        except ValueError:
+            raise CliError(f"--seeds: bad seed list {token!r}; expected e.g. 0-4, 0,2,5 or 0-2,7") from None
     if not seeds:
         raise CliError("--seeds: no seed given")
     return seeds
