@@ -78,20 +78,22 @@ def load_agent(
 
     The config holds "agent" (the --agent name), "env_id" (TimeTrack when absent), "env" (the env's
     keyword arguments) and "imports" (the --import modules of the run, which register its user's
-    core or env). A recorded module is imported only with consent, since importing runs its code:
-    it must be among `allowed_imports` (the caller's --import modules), already imported by this
-    process, or accepted with `trust_imports=True`; otherwise UnconsentedImportsError (an InputError)
-    names it and nothing is imported. The model is built from the checkpoint's own "wiring", so it
-    loads even after the registry has pointed its name elsewhere; checkpoints written without one
+    core or env; an "env_id" written "module:Env-v0" names one more). A recorded module is imported
+    only with consent, since importing runs its code: it must be among `allowed_imports` (the
+    caller's --import modules), already imported by this process, or accepted with
+    `trust_imports=True`; otherwise UnconsentedImportsError (an InputError) names it and nothing is
+    imported. The model is built from the checkpoint's own "wiring", so it loads even after the
+    registry has pointed its name elsewhere; checkpoints written without one
     are built from the registry's current wiring of "agent".
     """
     from nalu_rl.environment import RunEnvironment
-    from nalu_rl.plugins import consented_imports, import_modules
+    from nalu_rl.plugins import consented_imports, import_modules, recorded_modules
 
     payload = load_checkpoint(path, map_location=device)
     config = payload["config"]
     source = f"checkpoint {path}"
-    imports = consented_imports(config.get("imports"), allowed_imports, trust_imports, recorded_by=source)
+    recorded = recorded_modules(config, recorded_by=source)
+    imports = consented_imports(recorded, allowed_imports, trust_imports, recorded_by=source)
     import_modules(imports, needed_by=source)
     try:
         with RunEnvironment.from_config(config) as environment:

@@ -14,8 +14,9 @@ import importlib
 import site
 import sys
 import sysconfig
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from nalu_rl.errors import InputError
 
@@ -96,6 +97,18 @@ def consented_imports(
             unnamed,
         )
     return names
+
+
+def recorded_modules(config: Mapping[str, Any], recorded_by: str = "a checkpoint") -> list[Any]:
+    """The modules that a run's stored config would import: its "imports", then the module of an env
+    id written "module:Env-v0" (Gymnasium imports that module when it looks the id up). Unchecked: pass
+    them to `consented_imports`. InputError for an "imports" that is not a list."""
+    imports = config.get("imports") or []
+    if not isinstance(imports, list):
+        raise InputError(f"{recorded_by} has a malformed list of --import modules: {imports!r}")
+    env_id = config.get("env_id")
+    env_module = env_id.split(":")[0] if isinstance(env_id, str) and ":" in env_id else None
+    return [*imports, *([env_module] if env_module is not None and env_module not in imports else [])]
 
 
 def modules_in_argv(argv: Sequence[str]) -> list[str]:

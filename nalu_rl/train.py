@@ -13,8 +13,9 @@ from pathlib import Path
 from nalu_rl.cli import run_cli
 from nalu_rl.config import parse_config
 from nalu_rl.errors import InputError
-from nalu_rl.runtime.run import TrainingRun, open_run_folder
-from nalu_rl.runtime.status import write_input_error
+from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run_folder import open_run_folder
+from nalu_rl.runtime.status import RunStatusFile
 from nalu_rl.runtime.training import close_dashboard, train
 
 # The clip of one evaluation episode added to TensorBoard at the end of a run.
@@ -58,7 +59,7 @@ def run_training(argv: Sequence[str] | None = None, keep_dashboard: bool = False
         # This run's folder once opened, or the one --resume names; never another run's folder.
         refused = logdir or (Path(config.resume) if config.resume is not None else None)
         if refused is not None and refused.is_dir():
-            write_input_error(refused, str(error), config.total_steps)
+            RunStatusFile(refused, config.total_steps).refused(str(error))
         raise
     run = train(run)
     if not keep_dashboard:
