@@ -153,9 +153,7 @@ def add_checkpoint_options(parser: argparse.ArgumentParser, several: bool = Fals
     (--checkpoint PATH or --agent NAME of a shipped one; `several`: any number of both), --seed,
     --greedy, --import and --trust-imports."""
     if several:
-        parser.add_argument(
-            "--checkpoint", nargs="+", metavar="PATH", help="checkpoint files or run folders"
-        )
+        parser.add_argument("--checkpoint", nargs="+", metavar="PATH", help="checkpoint files or run folders")
         parser.add_argument("--agent", nargs="+", metavar="NAME", help=shipped_agent_help())
     else:
         source = parser.add_mutually_exclusive_group()

@@ -42,8 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     delays = delays_and_episodes_options(args.delays, args.episodes)
     (path,) = checkpoint_paths(args)
-    writable_folder(Path(args.output).resolve().parent)
     model, config = load_checkpoint_option(args, path)
+    writable_folder(Path(args.output).resolve().parent)
     train_range = training_range(config)
     if not any(train_range[0] <= delay <= train_range[1] for delay in delays):
         raise CliError(f"--delays must include one in the training range {train_range[0]}-{train_range[1]}")

@@ -73,10 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = checkpoint_paths(args)
     if args.label and len(args.label) != len(paths):
         raise CliError(f"--label names {len(args.label)} curves for {len(paths)} checkpoints")
+    # Every checkpoint loads (and is consented to) before anything is written.
+    loaded = [(path, *load_checkpoint_option(args, path, device=args.device)) for path in paths]
     out_dir = writable_folder(args.out)
     rows, train_range, meanings = [], args.train_range, set()
-    for index, path in enumerate(paths):
-        model, config = load_checkpoint_option(args, path, device=args.device)
+    for index, (path, model, config) in enumerate(loaded):
         with timing_environment(config) as environment:  # the limits and the range are the task's
             max_delay, task_range = environment.max_delay, environment.delay_range
             meanings.add(environment.delay_meaning)

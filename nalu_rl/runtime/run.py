@@ -34,6 +34,7 @@ from nalu_rl.units import ArithmeticUnit
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
 MAX_RESTARTS_WITHOUT_PROGRESS = 10
 
+
 def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
     """Adam over the model's parameters, the arithmetic units' weights at --unit-lr-scale times the rate.
 
