@@ -80,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         "options not given again are those of the first run",
     )
     add("--verbose", action="store_true", help="show Ray's logs and Tune's status table")
+    add_import_option(
+        parser,
+        where="passed on to every trial's train (by name, with the folder it was found in here on the "
+        "trials' PYTHONPATH); with --resume, the modules of the sweep's recorded train options to import",
+    )
+    add_trust_imports_option(parser, what="the resumed sweep's sweep.json")
     return parser
 
 
@@ -132,13 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep as the command line says; return the exit code (0 all finished, 1 some failed,
     130 interrupted)."""
     sweep_argv, train_options = split_train_options(sys.argv[1:] if argv is None else argv)
-    parser = add_import_option(
-        build_parser(),
-        where="passed on to every trial's train (by name, with the folder it was found in on the trials' "
-        "PYTHONPATH); with --resume, the modules of the sweep's recorded train options to import",
-    )
-    add_trust_imports_option(parser, what="the resumed sweep's sweep.json")
-    args = one_line_errors(parser).parse_args(sweep_argv)
+    args = one_line_errors(build_parser()).parse_args(sweep_argv)
     plan = plan_sweep(args, train_options)
     backend = load_ray_backend()
     specs: list[TrialSpec] = []
