@@ -336,7 +336,7 @@ def evaluate_and_write(
 ) -> Path:
     """Evaluate `model` at each delay and write `success_by_delay.csv` and `.png` in `out_dir`.
 
-    Returns the CSV path. The plot marks the training range of `config["delay_range"]`.
+    Returns the CSV path. The plot marks the training range of the checkpoint's environment.
     """
     from nalu_rl.figures import plot_success_by_delay
 

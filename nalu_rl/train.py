@@ -70,7 +70,7 @@ def run_training(argv: Sequence[str] | None = None, keep_dashboard: bool = False
 def evaluate(run: TrainingRun) -> None:
     """Evaluate the trained model across delays into the run folder, and add the success-vs-T
     figure and a clip of one evaluation episode to TensorBoard."""
-    from nalu_rl.evaluation import evaluate_and_write
+    from nalu_rl.evaluation import evaluate_and_write, timing_environment
     from nalu_rl.playback import play_episodes_to_frames
 
     config = run.config
@@ -80,11 +80,13 @@ def evaluate(run: TrainingRun) -> None:
         print(f"no success-vs-T evaluation: {config.env_id} is not a timing task", file=sys.stderr)
         return
     run.model.eval()
+    with timing_environment(config.to_dict()) as environment:  # its delays, not TimeTrack's
+        max_delay, train_range = environment.max_delay, environment.delay_range
     csv_path = evaluate_and_write(
         run.model,
         config.to_dict(),
         run.logdir,
-        delays=range(1, config.eval_max_delay + 1),
+        delays=range(1, min(config.eval_max_delay, max_delay) + 1),
         episodes=config.eval_episodes,
         seed=config.seed,
         device=str(run.device),
@@ -95,7 +97,7 @@ def evaluate(run: TrainingRun) -> None:
     run.dashboard.log_image_file("evaluation/success_by_delay", csv_path.with_suffix(".png"), run.steps)
     run.model.to("cpu")
     frames, _ = play_episodes_to_frames(
-        run.model, config.to_dict(), episodes=1, delay=config.delay_range[1], seed=config.seed, fps=CLIP_FPS
+        run.model, config.to_dict(), episodes=1, delay=train_range[1], seed=config.seed, fps=CLIP_FPS
     )
     run.dashboard.log_clip("evaluation/episode", frames, run.steps, CLIP_FPS)
 
