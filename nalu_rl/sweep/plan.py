@@ -154,9 +154,11 @@ def plan_sweep(args: argparse.Namespace, train_options: list[str] | None) -> Swe
     agents = args.agents or saved.get("agents")
     seed_tokens = args.seeds or [",".join(str(seed) for seed in saved.get("seeds", []))]
     if train_options is None and args.resume:
-        train_options = list(saved.get("train_options", []))
-        recorded = train_option_modules(train_options)
+        train_options = saved.get("train_options", [])
         sweep_file = f"sweep file {Path(args.root) / args.name / SWEEP_FILE}"
+        if not isinstance(train_options, list) or not all(isinstance(item, str) for item in train_options):
+            raise CliError(f"cannot resume: the {sweep_file} has malformed train options")
+        recorded = train_option_modules(train_options)
         consented_imports(recorded, args.imports, args.trust_imports, recorded_by=sweep_file)
     else:
         given = modules_in_argv(train_options or [])
