@@ -11,6 +11,7 @@ A checkpoint is a dict of plain Python values and tensors:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -81,24 +82,33 @@ def upgrade_model_state(model: torch.nn.Module, state: dict[str, Any]) -> dict[s
     return {(key if key in current else moved.get(key, key)): value for key, value in state.items()}
 
 
-def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
+def load_agent(
+    path: str | os.PathLike,
+    device: str | torch.device = "cpu",
+    allowed_imports: Iterable[str] = (),
+    trust_imports: bool = False,
+) -> tuple[torch.nn.Module, dict]:
     """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
 
     The config holds "agent" (the --agent name), "env_id" (TimeTrack when absent), "env" (the env's
-    keyword arguments) and "imports" (the --import modules, imported here first, so that a run of a
-    user's core or env loads in a fresh process). The model is built from the checkpoint's own
-    "wiring", so it loads even after the registry has pointed its name elsewhere; checkpoints
-    written without one are built from the registry's current wiring of "agent".
+    keyword arguments) and "imports" (the --import modules of the run, which register its user's
+    core or env; an "env_id" written "module:Env-v0" names one more). A recorded module is imported
+    only with consent, since importing runs its code: it must be among `allowed_imports` (the
+    caller's --import modules), already imported by this process, or accepted with
+    `trust_imports=True`; otherwise UnconsentedImportsError (an InputError) names it and nothing is
+    imported. The model is built from the checkpoint's own "wiring", so it loads even after the
+    registry has pointed its name elsewhere; checkpoints written without one
+    are built from the registry's current wiring of "agent".
     """
     from nalu_rl.environment import RunEnvironment
-    from nalu_rl.plugins import import_modules
+    from nalu_rl.plugins import consented_imports, import_modules, recorded_modules
 
     payload = load_checkpoint(path, map_location=device)
     config = payload["config"]
-    imports = config.get("imports") or []
-    if not isinstance(imports, list) or not all(isinstance(name, str) for name in imports):
-        raise CheckpointError(f"checkpoint {path} has a malformed list of --import modules: {imports!r}")
-    import_modules(imports, needed_by=f"checkpoint {path}")
+    source = f"checkpoint {path}"
+    recorded = recorded_modules(config, recorded_by=source)
+    imports = consented_imports(recorded, allowed_imports, trust_imports, recorded_by=source)
+    import_modules(imports, needed_by=source)
     try:
         with RunEnvironment.from_config(config) as environment:
             observation_space, num_actions = environment.spaces()

@@ -336,7 +336,7 @@ def evaluate_and_write(
 ) -> Path:
     """Evaluate `model` at each delay and write `success_by_delay.csv` and `.png` in `out_dir`.
 
-    Returns the CSV path. The plot marks the training range of `config["delay_range"]`.
+    Returns the CSV path. The plot marks the training range of the checkpoint's environment.
     """
     from nalu_rl.figures import plot_success_by_delay
 
@@ -355,6 +355,7 @@ def evaluate_and_write(
 
 
 def training_range(config: Mapping[str, Any]) -> tuple[int, int]:
-    """The delay range a checkpoint trained on, (5, 12) when its config does not say."""
-    delay_range = config.get("delay_range") or (config.get("env") or {}).get("delay_range") or (5, 12)
-    return int(delay_range[0]), int(delay_range[1])
+    """The delay range a checkpoint trained on, as its environment has it (InputError when the env is
+    not a timing task)."""
+    with timing_environment(config) as environment:
+        return environment.delay_range
