@@ -34,7 +34,6 @@ SUCCESS_CODE = 0  # an episode ended with info["success"] (or outcome "success")
 OTHER_END_CODE = 1  # an episode ended otherwise
 
 
-
 def buffer_dtype(dtype: np.dtype) -> torch.dtype:
     """The dtype an observation leaf is held in: uint8 (images) and bool as they are, other integers
     (Discrete, MultiDiscrete, MultiBinary) as int64, floats as float32."""
@@ -44,7 +43,6 @@ def buffer_dtype(dtype: np.dtype) -> torch.dtype:
     if dtype == np.bool_:
         return torch.bool
     return torch.int64 if np.issubdtype(dtype, np.integer) else torch.float32
-
 
 
 @dataclasses.dataclass
