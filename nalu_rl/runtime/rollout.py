@@ -65,7 +65,7 @@ class RolloutBatch:
     @property
     def num_steps(self) -> int:
         """Environment steps held by the batch."""
-        return int(self.actions.numel())
+        return int(self.rewards.numel())
 
     def to(self, device: str | torch.device) -> RolloutBatch:
         """The batch on `device` (copies are non-blocking from pinned memory)."""
