@@ -269,3 +269,19 @@ def test_frozen_lake_trains_from_the_command_line(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "run" / "config.json").is_file() and (tmp_path / "run" / "checkpoint.pt").is_file()
     assert load_checkpoint(tmp_path / "run")["observation"]["observation"]["transform"] == "one_hot"
+
+
+@pytest.mark.slow
+def test_the_minigrid_example_wrapper_trains_the_memory_task(tmp_path: Path) -> None:
+    """examples/minigrid_memory.py, as its docstring runs it (MiniGrid is an optional extra)."""
+    pytest.importorskip("minigrid")
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    argv = ["--import", "minigrid_memory", "--env-id", "minigrid_memory/MemoryS7-v0", "--agent", "lstm"]
+    argv += ["--total-steps", "1000", "--envs-per-actor", "8", "--no-progress"]
+    command = [sys.executable, "-m", "nalu_rl.train", *argv, "--logdir", str(tmp_path / "run")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=examples)
+    assert result.returncode == 0, result.stderr
+    record = load_checkpoint(tmp_path / "run")["observation"]
+    transforms = {key: entry["transform"] for key, entry in record.items()}
+    assert transforms == {"direction": "one_hot", "image": "box"}
+    assert record["image"]["encoder"] == "mlp"  # 7x7 is too small for the conv net
