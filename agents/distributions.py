@@ -40,21 +40,41 @@ def _components(actions: Tensor, action_sizes: ActionSizes) -> list[Tensor]:
     return list(actions.unbind(-1))
 
 
+def _summed(parts: list[Tensor]) -> Tensor:
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def _taken(log_policies: list[Tensor], actions: Tensor, action_sizes: ActionSizes) -> Tensor:
+    components = _components(actions, action_sizes)
+    return _summed(
+        [
+            log_policy.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+            for log_policy, action in zip(log_policies, components, strict=True)
+        ]
+    )
+
+
+def _entropy(log_policies: list[Tensor]) -> Tensor:
+    return _summed([-(log_policy.exp() * log_policy).sum(-1) for log_policy in log_policies])
+
+
 def log_prob(logits: Tensor, actions: Tensor, action_sizes: ActionSizes) -> Tensor:
     """log pi(a | x) [...] of the actions taken, under the policy logits [..., width]."""
-    total = None
-    for log_policy, action in zip(
-        _component_log_policies(logits, action_sizes), _components(actions, action_sizes), strict=True
-    ):
-        taken = log_policy.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
-        total = taken if total is None else total + taken
-    return total
+    return _taken(_component_log_policies(logits, action_sizes), actions, action_sizes)
 
 
 def entropy(logits: Tensor, action_sizes: ActionSizes) -> Tensor:
     """The policy's entropy [...] (the sum of the components' entropies)."""
+    return _entropy(_component_log_policies(logits, action_sizes))
+
+
+def log_prob_and_entropy(logits: Tensor, actions: Tensor, action_sizes: ActionSizes) -> tuple[Tensor, Tensor]:
+    """`log_prob` and `entropy` from one log-softmax (what a loss needs, with one backward path)."""
     log_policies = _component_log_policies(logits, action_sizes)
-    return sum(-(log_policy.exp() * log_policy).sum(-1) for log_policy in log_policies)
+    return _taken(log_policies, actions, action_sizes), _entropy(log_policies)
 
 
 def _assemble(parts: list[Tensor], action_sizes: ActionSizes) -> Tensor:

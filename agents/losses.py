@@ -132,9 +132,9 @@ def actor_critic_loss(
     sizes = logits.shape[-1] if action_sizes is None else action_sizes
     mask = mask.to(values.dtype)
     count = mask.sum().clamp(min=1.0)
-    taken = distributions.log_prob(logits, actions, sizes)
+    taken, step_entropy = distributions.log_prob_and_entropy(logits, actions, sizes)
     policy = -(taken * advantages.detach() * mask).sum() / count
     value = (0.5 * (values - value_targets.detach()).square() * mask).sum() / count
-    entropy = (distributions.entropy(logits, sizes) * mask).sum() / count
+    entropy = (step_entropy * mask).sum() / count
     total = policy + value_coef * value - entropy_coef * entropy
     return LossTerms(total=total, policy=policy, value=value, entropy=entropy)
