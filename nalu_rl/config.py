@@ -51,8 +51,9 @@ class Config:
     agent: str = _option("signed-count", "agent (core) to train")
     env_id: str = _option(
         "nalu_rl/TimeTrack-v0",
-        "Gymnasium id of the environment (any env with Discrete actions and Box or Dict observations; "
-        "e.g. nalu_rl/IntervalTiming-v0, CartPole-v1, or one registered by an --import module)",
+        "Gymnasium id of the environment (Discrete or MultiDiscrete actions; observations of Box, "
+        "Discrete, MultiDiscrete, MultiBinary, nested in Dict and Tuple; e.g. nalu_rl/IntervalTiming-v0, "
+        "FrozenLake-v1, or one registered by an --import module)",
     )
     extra_env_kwargs: dict = _option(
         {},

@@ -137,8 +137,9 @@ class TrainingRun:
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
         try:
+            stored = resume_payload or {}
             self.model = build_model(
-                config.agent, observation_space, num_actions, (resume_payload or {}).get("wiring")
+                config.agent, observation_space, num_actions, stored.get("wiring"), stored.get("observation")
             )
         except (AttributeError, TypeError, ValueError) as error:
             raise CheckpointError(
@@ -207,6 +208,8 @@ class TrainingRun:
             "config": self.config.to_dict(),
             "model": {key: value.detach().cpu() for key, value in self.model.state_dict().items()},
             "wiring": self.model.wiring.to_dict(),
+            "observation": self.model.observation_preprocessing,
+            "action_sizes": self.model.num_actions,
             "optimizer": self.optimizer.state_dict(),
             "steps": self.steps,
             "updates": self.updates,
