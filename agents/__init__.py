@@ -10,7 +10,10 @@ from nalu_rl.agents.losses import (
     action_log_probs,
     actor_critic_loss,
     gae_advantages,
+    normalize_advantages,
     nstep_returns,
+    policy_entropy,
+    ppo_loss,
     vtrace,
 )
 from nalu_rl.agents.model import ActorCritic, make_agent
@@ -27,12 +30,12 @@ from nalu_rl.agents.registry import (
 from nalu_rl.agents.wiring import Wiring
 
 __all__ = [
-    "OBSERVATION_KEY",
-    "STIMULUS_KEY",
     "ActorCritic",
     "AgentSpec",
     "Core",
     "LossTerms",
+    "OBSERVATION_KEY",
+    "STIMULUS_KEY",
     "VTraceReturns",
     "Wiring",
     "action_log_probs",
@@ -43,8 +46,11 @@ __all__ = [
     "describe_agents",
     "gae_advantages",
     "make_agent",
+    "normalize_advantages",
     "nstep_returns",
     "observation_dict_space",
+    "policy_entropy",
+    "ppo_loss",
     "register_agent",
     "register_core",
     "register_encoder",
