@@ -26,6 +26,7 @@ from nalu_rl.config import Config, validate
 from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
+from nalu_rl.runtime.normalization import RewardNormalizer
 from nalu_rl.runtime.rollout import RolloutBatch
 from nalu_rl.runtime.status import write_run_status
 from nalu_rl.units import ArithmeticUnit
@@ -217,6 +218,8 @@ class TrainingRun:
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
         random.seed(config.seed)
+        # The running statistics of --return-norm are the run's: saved and resumed with it.
+        self.reward_normalizer = RewardNormalizer() if config.return_norm else None
         if resume_payload is not None:
             self._restore(resume_payload)
         self.window = EpisodeWindow(config.success_window, ceilings, config.target_fraction)
@@ -253,6 +256,8 @@ class TrainingRun:
             if opened_at >= 0 or not self.config.regularizer_gate_success:
                 self.regularizer_opened_at = max(opened_at, 0)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
+            if self.reward_normalizer is not None and payload.get("reward_normalizer"):
+                self.reward_normalizer.load_state_dict(payload["reward_normalizer"])
             rng = payload["rng"]
             torch.set_rng_state(rng["torch"])
             self.rng.bit_generator.state = json.loads(rng["numpy"])
@@ -275,6 +280,7 @@ class TrainingRun:
             "updates": self.updates,
             "regularizer_opened_at": -1 if self.regularizer_opened_at is None else self.regularizer_opened_at,
             "elapsed_seconds": self.elapsed_seconds(),
+            "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
             "rng": {
                 "torch": torch.get_rng_state(),
                 "numpy": json.dumps(self.rng.bit_generator.state),
@@ -402,7 +408,7 @@ class TrainingRun:
         if self.first_batch_time is None and self.steps > self.start_steps:
             self.first_batch_time, self.first_batch_steps = now, self.steps
         if self.dashboard is not None:
-            self.dashboard.show(self.steps, self.window.success_rate(), self.window.full)
+            self.dashboard.show(self.steps, self.window)
             if now - self.last_log >= self.config.log_interval_s:
                 self.log(now)
         if self.stop_rule.check(self.steps, self.counters, self.window):
@@ -421,7 +427,8 @@ class TrainingRun:
         scalars.update(self.scalars)
         scalars["charts/SPS"] = self.dashboard.steps_per_second(self.steps)
         scalars["charts/SPS_recent"] = (self.steps - self.last_log_steps) / interval
-        scalars["charts/success_rate"] = self.window.success_rate()
+        if self.window.reports_success:
+            scalars["charts/success_rate"] = self.window.success_rate()
         scalars["charts/episode_return"] = self.window.mean_return()
         scalars["charts/episodes"] = self.counters.episodes
         if self.window.mean_ceiling is not None:
