@@ -126,6 +126,9 @@ class Config:
         "learns; else the cores the actors leave, less one)",
     )
     total_steps: int = _option(20_000_000, "budget of environment steps")
+    time_budget_s: float = _option(
+        0.0, "also stop after this many seconds of training in this process (0: no time limit)"
+    )
     delay_range: tuple[int, int] = _option(
         (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")
     )
@@ -420,7 +423,14 @@ def validate(config: Config) -> None:
     for name in positive:
         if getattr(config, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
-    non_negative = ("actors", "total_steps", "learner_threads", "eval_episodes", "success_window")
+    non_negative = (
+        "actors",
+        "total_steps",
+        "time_budget_s",
+        "learner_threads",
+        "eval_episodes",
+        "success_window",
+    )
     for name in non_negative:
         if getattr(config, name) < 0:
             raise InputError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")

@@ -1,4 +1,4 @@
-"""A one-step memory task of the tests' own, registered with Gymnasium as `tests/OneStepMemory-v0`
+"""A one-step memory task of the tests' own, registered with Gymnasium as `nalu_rl_tests/OneStepMemory-v0`
 (import this module, or give it to `train --import memory_task` with tests/ on the path).
 
 Each step shows one of `symbols` symbols, drawn uniformly, as a one-hot Box; the reward is 1 when
@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-ENV_ID = "tests/OneStepMemory-v0"
+ENV_ID = "nalu_rl_tests/OneStepMemory-v0"
 
 
 class OneStepMemoryEnv(gymnasium.Env):

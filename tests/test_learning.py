@@ -126,6 +126,11 @@ def test_ppo_takes_epochs_times_minibatches_steps_per_batch_and_starts_on_the_ac
     assert adam_steps == {6}
 
 
+def test_a_time_budget_stops_the_run(tmp_path: Path, capsys) -> None:
+    run = train.run_training([*CARTPOLE_TINY, "--time-budget-s", "0.001", "--logdir", str(tmp_path)])
+    assert run.stop_reason == "time budget of 0.001 s spent" and run.steps < Config.total_steps
+
+
 @pytest.mark.parametrize("algo", ["a3c", "ppo"])
 def test_both_algorithms_train_timetrack_nac_well_above_a_random_policy(algo: str, tmp_path: Path) -> None:
     steps = {"a3c": "20000", "ppo": "12000"}[algo]  # 8 s and 19 s measured on 2 busy cores

@@ -113,7 +113,7 @@ class Dashboard:
         return (steps - self.start_steps) / elapsed if elapsed > 0 else 0.0
 
     def show(self, steps: int, window: EpisodeWindow) -> None:
-        """Move the progress bar to `steps` and show SPS and the window's headline (`EpisodeWindow.headline`)."""
+        """Move the progress bar to `steps` and show SPS and `window.headline()`."""
         self.bar.update(max(0, min(steps, self.bar.total) - self.shown_steps))
         self.shown_steps = min(steps, self.bar.total)
         self.bar.set_postfix_str(

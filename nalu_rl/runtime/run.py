@@ -155,6 +155,7 @@ class StopRule:
         self.signal_received_at: float | None = None
         self.reason: str | None = None
         self.failure: str | None = None
+        self.started = time.perf_counter()
 
     def check(self, steps: int, counters: RunCounters, window: EpisodeWindow) -> bool:
         """Decide on the current state; True once the run must end (the first reason found sticks)."""
@@ -174,6 +175,8 @@ class StopRule:
             )
         elif steps >= self.config.total_steps:
             self.reason = f"step budget of {self.config.total_steps:,} spent"
+        elif self.config.time_budget_s and time.perf_counter() - self.started >= self.config.time_budget_s:
+            self.reason = f"time budget of {self.config.time_budget_s:g} s spent"
         elif window.target_reached():
             self.reason = (
                 f"target reached: success {window.success_rate():.3f} >= "
