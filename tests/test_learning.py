@@ -168,3 +168,38 @@ def test_the_defaults_learn_the_one_step_memory_task(tmp_path: Path) -> None:
     )
     assert run.config.agent == "lstm" and run.config.algo == "ppo"
     assert run.window.mean_return() >= 0.9 * best, run.window.mean_return()
+
+
+def test_the_measured_agents_timing_task_loss_is_the_a3c_v_trace_loss_as_before() -> None:
+    from nalu_rl.agents import actor_critic_loss, agent_wiring, vtrace
+    from nalu_rl.runtime.actor import Actor, build_policy
+    from nalu_rl.runtime.learner import compute_loss
+    from nalu_rl.runtime.rollout import RolloutBuffers
+
+    config, _ = parse_config(
+        ["--agent", "nac", "--obs", "symbolic", "--envs-per-actor", "4", "--precision", "fp32"]
+    )
+    torch.manual_seed(0)
+    model = build_policy(config, agent_wiring("nac"))
+    buffers = RolloutBuffers(
+        model.observation_space, model.initial_state(4), config.unroll_length, 4, 1, shared=False
+    )
+    Actor(config, model, 4, seed=0).unroll(buffers.slot(0))
+    batch = buffers.batch([0])
+    total, _ = compute_loss(model, batch, config)
+    logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
+    length = batch.actions.shape[0]
+    log_probs = torch.log_softmax(logits[:length], -1).gather(-1, batch.actions[..., None]).squeeze(-1)
+    targets = vtrace(
+        batch.behaviour_log_probs,
+        log_probs.detach(),
+        batch.rewards,
+        config.gamma * (~batch.terminated).float(),
+        values[:length].detach(),
+        values[length].detach(),
+    )
+    mask = (~batch.ignored).float()
+    expected = actor_critic_loss(
+        logits[:length], batch.actions, values[:length], targets.vs, targets.pg_advantages, mask
+    )
+    torch.testing.assert_close(total, expected.total + 0.0 * model.regularizer())
