@@ -76,9 +76,23 @@ NAU_SATURATED_COUNT = replace(NAU_SCALAR_COUNT, actor_count_clip=10.0)
 # still small when it enters is lost; the signed NAU's pulls them to -1 or +1 only.
 SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 
+# The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one
+# gradient step per batch on V-trace targets, no advantage or return normalisation (the defaults of
+# `train` before it learned other envs). Every agent here trains the timing tasks with it, so those
+# results stay reproducible; on any other env the agents train with train's defaults (PPO).
+A3C_TRAINING = {
+    "algo": "a3c",
+    "value_targets": "vtrace",
+    "advantage_norm": False,
+    "return_norm": False,
+    "learning_rate": 7e-4,
+    "max_grad_norm": 40.0,
+}
+
 # The options of signed-count's measured runs (RESULTS): the gated regulariser and the units' faster
 # Adam group that brought its count weights to exactly +-1, over a fixed 6M-step budget.
 SIGNED_COUNT_TRAINING = {
+    **A3C_TRAINING,
     "regularizer_gate_success": 0.5,
     "regularizer_start_steps": 0,
     "regularizer_end_steps": 1_000_000,
@@ -222,4 +236,4 @@ _AGENTS = (
 )
 
 for _name, _wiring, _summary, _training in _AGENTS:
-    register_agent(_name, _wiring, _summary, training_defaults=_training)
+    register_agent(_name, _wiring, _summary, training_defaults=_training or A3C_TRAINING)
