@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
 
 from nalu_rl.agents.encoders import OBSERVATION_KEY
 from nalu_rl.errors import InputError
+
+if TYPE_CHECKING:
+    from nalu_rl.envs.rules import GridTaskConfig
 
 DEFAULT_ENV_ID = "nalu_rl/TimeTrack-v0"
 # The run's task options (Config fields) and the keyword argument each is for a timing task.
@@ -176,6 +179,19 @@ class RunEnvironment:
                 f"{self.env_id} has observations {space}; nalu_rl reads a Box or a Dict of Boxes"
             )
         return space, int(env.action_space.n)
+
+    def grid_task_config(self) -> GridTaskConfig:
+        """The validated task config of a timing gridworld (TimeTrack, IntervalTiming, or an env built
+        on their rules), whose rules the tensor envs of `--runtime device` run; InputError otherwise."""
+        from nalu_rl.envs.rules import GridTaskConfig
+
+        config = getattr(self.probe.unwrapped, "config", None)
+        if not isinstance(config, GridTaskConfig):
+            raise InputError(
+                f"--runtime device steps the timing gridworlds (nalu_rl/TimeTrack-v0, "
+                f"nalu_rl/IntervalTiming-v0) as tensors, not {self.env_id}; use --runtime learner"
+            )
+        return config
 
     @property
     def is_timing_task(self) -> bool:
