@@ -124,3 +124,14 @@ def test_sigint_stops_a_device_run_after_its_checkpoint(tmp_path: Path) -> None:
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("obs", ["symbolic", "pixels"])
+def test_a_device_run_on_cuda_keeps_its_rollouts_on_the_gpu(tmp_path: Path, obs: str) -> None:
+    argv = ["--runtime", "device", "--device", "cuda", "--agent", "nac", "--obs", obs, "--no-progress"]
+    argv += ["--actors", "1", "--envs-per-actor", "256", "--total-steps", "20000", "--eval-episodes", "0"]
+    run = train.run_training([*argv, "--logdir", str(tmp_path)])
+    assert run.steps >= 20000 and run.updates >= 3 and run.counters.bad_updates == 0
+    assert next(run.model.parameters()).device.type == "cuda"
