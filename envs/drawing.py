@@ -1,11 +1,15 @@
 """Observations of a batch of episodes, drawn with numpy: 56x56 pixels (by default) or the symbolic grid.
 
 Every call returns new arrays (callers keep them), filled from a cached background by block writes.
+`PixelPainter.byte_layout` and the two index writes `paint_cell_blocks` and `mark_cells` draw the
+same observations into arrays of any namespace that supports advanced-index assignment (torch
+tensors on a device: `nalu_rl.runtime.device_env`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +55,20 @@ class PixelPainter:
             (0, 1), dtype=np.int64
         )  # word offset of each frame, cached per batch size
 
+    def byte_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The frame as bytes: (background (H * W * 3,) uint8, cell_offsets (cells, cell_px * cell_px * 3)
+        int64, the byte offsets of each cell's block in a flat frame, the agent's block bytes, the
+        target's block bytes), for `paint_cell_blocks`."""
+        size, cell_px = self.size, self.cell_px
+        side = self.shape[1]
+        rows, cols = np.divmod(np.arange(size * size), size)
+        block_rows = (rows[:, None] + 1) * cell_px + np.arange(cell_px)[None, :]  # (cells, cell_px)
+        first_bytes = (cols[:, None, None] + 1) * cell_px * 3 + np.arange(cell_px * 3)  # (cells, 1, px*3)
+        offsets = (block_rows[:, :, None] * side * 3 + first_bytes).reshape(size * size, -1)
+        agent_block = np.tile(np.array(AGENT_RGB, dtype=np.uint8), cell_px * cell_px)
+        target_block = np.tile(np.array(TARGET_RGB, dtype=np.uint8), cell_px * cell_px)
+        return self.background.reshape(-1), offsets, agent_block, target_block
+
     def _block_words(self, rgb: tuple[int, int, int]) -> np.ndarray:
         """One cell block of colour `rgb` as words, in the order of `_cell_words`."""
         block_row = np.tile(np.array(rgb, dtype=np.uint8), self.cell_px).view(self._word)
@@ -74,7 +92,22 @@ def paint_grid(size: int, agent: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Symbolic observations, shape (n, 2, size, size) uint8: plane 0 marks the agent, plane 1 the target."""
     num_envs = len(agent)
     grid = np.zeros((num_envs, 2, size * size), dtype=np.uint8)
-    envs = np.arange(num_envs)
+    mark_cells(grid, np.arange(num_envs), agent, target)
+    return grid.reshape(num_envs, 2, size, size)
+
+
+def paint_cell_blocks(
+    frames: Any, envs: Any, cell_offsets: Any, agent: Any, target: Any, agent_block: Any, target_block: Any
+) -> None:
+    """Write the agent's and the target's cell blocks into flat frames (n, H * W * 3) that hold the
+    background, with the arrays of `PixelPainter.byte_layout` (numpy, or converted to another
+    namespace); `envs` is 0..n-1. The target is written last, as `PixelPainter.paint` does."""
+    frames[envs[:, None], cell_offsets[agent]] = agent_block
+    frames[envs[:, None], cell_offsets[target]] = target_block
+
+
+def mark_cells(grid: Any, envs: Any, agent: Any, target: Any) -> None:
+    """Mark the agent (plane 0) and the target (plane 1) in zeroed symbolic observations of shape
+    (n, 2, size * size), of any namespace; `envs` is 0..n-1 (what `paint_grid` draws)."""
     grid[envs, 0, agent] = 1
     grid[envs, 1, target] = 1
-    return grid.reshape(num_envs, 2, size, size)

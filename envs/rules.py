@@ -4,7 +4,12 @@ The single env is a batch of one and the vector env a batch of `num_envs`: both 
 `EpisodeBatch`, so they cannot drift apart. The two tasks share the grid, the actions, the rewards
 and the timeout; they differ only in their `TimingRule`: when the arrival is due and what the
 stimulus shows. Positions are flat cell indices `row * size + col`; moves, walls included, are one
-lookup in a precomputed table.
+lookup in a precomputed table (`RuleTables`).
+
+The rules themselves are pure functions of the array namespace they are given (`start_episodes`,
+`advance_episodes`, `TimingRule.stimulus_value`), as gymnax and Brax write an env's `reset` and
+`step`: numpy here, torch in the runtime's tensor envs (`nalu_rl.runtime.device_env`), which run
+these same lines on the learner's device. This package itself imports numpy only.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+from gymnasium.utils import seeding
 
 OUTCOMES = ("success", "early", "late", "timeout")
 """The ways an episode ends; `info["outcome"]` holds one of them on the last step."""
@@ -27,8 +34,6 @@ ACTIONS = ("UP", "DOWN", "LEFT", "RIGHT", "PASS")
 NUM_ACTIONS = len(ACTIONS)
 _ROW_STEP = np.array([-1, 1, 0, 0, 0])
 _COL_STEP = np.array([0, 0, -1, 1, 0])
-# np.sign(t - due time) + 1 -> outcome code of an arrival: early, success, late.
-_ARRIVAL_CODE = np.array([EARLY, SUCCESS, LATE], dtype=np.int8)
 
 OBS_MODES = ("pixels", "symbolic")
 STIMULUS_MODES = ("onset", "always")
@@ -41,6 +46,12 @@ RENDER_MODES = ("rgb_array", "human")
 EPISODES_PER_DRAW = 256
 """Episodes whose random placement and delay are drawn from the generator in one call."""
 UNIFORMS_PER_EPISODE = 2  # one for the (agent, target) pair, one for the delay
+
+
+def cast(xp: Any, array: Any, dtype_name: str) -> Any:
+    """`array` as the dtype `xp.<dtype_name>` of its namespace (numpy's `astype`, torch's `to`)."""
+    dtype = getattr(xp, dtype_name)
+    return array.astype(dtype) if hasattr(array, "astype") else array.to(dtype)
 
 
 def integer_argument(name: str, value: object) -> int:
@@ -65,19 +76,20 @@ class TimingRule:
     due_factor: int
     stimulus: str
 
-    def due_time(self, delay: np.ndarray) -> np.ndarray:
+    def due_time(self, delay: Any) -> Any:
         """The time t at which arriving is a success, per env."""
         return self.due_factor * delay
 
-    def stimulus_value(self, delay: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """The stimulus observed at time t of an episode with delay T, per env, float32."""
+    def stimulus_value(self, delay: Any, t: Any, xp: Any = np) -> Any:
+        """The stimulus observed at time t of an episode with delay T, per env, float32 (arrays of
+        the namespace `xp`)."""
         if self.stimulus == "always":
             value = delay
         elif self.stimulus == "onset":
-            value = np.where(t == 0, delay, 0)
+            value = xp.where(t == 0, delay, 0)
         else:
             value = t < delay
-        return value.astype(np.float32)
+        return cast(xp, value, "float32")
 
     def stimulus_high(self, max_delay: int) -> float:
         """The upper bound of the stimulus space."""
@@ -206,13 +218,110 @@ def draw_uniforms(rng: np.random.Generator) -> np.ndarray:
     return rng.random((EPISODES_PER_DRAW, UNIFORMS_PER_EPISODE))
 
 
-def _scaled_index(uniforms: np.ndarray, count: int) -> np.ndarray:
+class EnvUniformStreams:
+    """The uniforms of `num_envs` envs, each from its own generator (env i seeded `seed + i`; fresh
+    entropy with seed None), drawn EPISODES_PER_DRAW episodes at a time by `draw_uniforms`."""
+
+    def __init__(self, num_envs: int, seed: int | None) -> None:
+        self.rngs = [seeding.np_random(None if seed is None else seed + env)[0] for env in range(num_envs)]
+        self.uniforms = np.zeros((num_envs, EPISODES_PER_DRAW, UNIFORMS_PER_EPISODE))
+        self.used = np.full(num_envs, EPISODES_PER_DRAW, dtype=np.int64)
+
+    def next(self, envs: np.ndarray) -> np.ndarray:
+        """One row of uniforms per env in `envs` (an int array), shape (len(envs), 2)."""
+        used = self.used[envs]
+        # Each env refills once per EPISODES_PER_DRAW episodes; this loop is over those few envs only.
+        for env in envs[used == EPISODES_PER_DRAW]:
+            self.uniforms[env] = draw_uniforms(self.rngs[env])
+            self.used[env] = 0
+        used = self.used[envs]
+        self.used[envs] = used + 1
+        return self.uniforms[envs, used]
+
+
+@dataclass(frozen=True)
+class RuleTables:
+    """The lookup tables of the rules, arrays of one namespace (numpy by default; the tensor envs
+    hold them on their device).
+
+    next_cell[cell, action]: the cell an action leads to (a move into the wall stays put).
+    arrival_code[sign(t - due) + 1]: the outcome code of an arrival (early, success, late).
+    cell_distance[a, b]: the Manhattan distance between two cells.
+    """
+
+    next_cell: Any
+    arrival_code: Any
+    cell_distance: Any
+
+    @classmethod
+    def for_grid(cls, size: int) -> RuleTables:
+        """The numpy tables of a `size` x `size` grid."""
+        rows, cols = np.divmod(np.arange(size * size), size)
+        next_rows = np.clip(rows[:, None] + _ROW_STEP[None, :], 0, size - 1)
+        next_cols = np.clip(cols[:, None] + _COL_STEP[None, :], 0, size - 1)
+        return cls(
+            next_cell=next_rows * size + next_cols,
+            arrival_code=np.array([EARLY, SUCCESS, LATE], dtype=np.int8),
+            cell_distance=np.abs(rows[:, None] - rows[None, :]) + np.abs(cols[:, None] - cols[None, :]),
+        )
+
+
+def _scaled_index(xp: Any, uniforms: Any, count: int) -> Any:
     """Map uniforms in [0, 1) to integers in 0..count-1, uniformly."""
-    return np.minimum((uniforms * count).astype(np.int64), count - 1)
+    index = cast(xp, uniforms * count, "int64")
+    return xp.where(index > count - 1, count - 1, index)
+
+
+def start_episodes(xp: Any, config: GridTaskConfig, uniforms: Any) -> tuple[Any, Any, Any]:
+    """(agent, target, delay) of new episodes, one per row of `uniforms` (shape (n, 2), rows as
+    `draw_uniforms` gives them): agent and target uniform on two different cells, T uniform on
+    `delay_range`."""
+    num_cells = config.size * config.size
+    pair = _scaled_index(xp, uniforms[:, 0], num_cells * (num_cells - 1))
+    agent, offset = pair // (num_cells - 1), pair % (num_cells - 1)
+    # The target is uniform over the other cells: skip the agent's cell.
+    target = offset + cast(xp, offset >= agent, "int64")
+    low, high = config.delay_range
+    delay = low + _scaled_index(xp, uniforms[:, 1], high - low + 1)
+    return agent, target, delay
+
+
+def advance_episodes(
+    xp: Any,
+    config: GridTaskConfig,
+    tables: RuleTables,
+    agent: Any,
+    target: Any,
+    delay: Any,
+    t: Any,
+    actions: Any,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """Apply one action per env: (agent, t, reward float32, terminated bool, outcome code int8).
+
+    Arrays of the namespace `xp`, `tables` in it too. The outcome code indexes OUTCOMES and is
+    NO_OUTCOME while the episode runs.
+    """
+    t = t + 1
+    agent = tables.next_cell[agent, actions]
+    arrived = agent == target
+    lateness = t - config.rule.due_time(delay)
+    # The timeout is part of the task (terminated, not truncated): no value bootstraps past it.
+    timed_out = ~arrived & (lateness >= config.timeout_slack)
+    if config.reward_mode == "graded":
+        arrival_reward = xp.clip(1.0 - 0.5 * xp.abs(lateness), -1.0, None)
+    else:
+        arrival_reward = xp.where(lateness == 0, 1.0, -1.0)
+    reward = xp.where(arrived, arrival_reward, xp.where(timed_out, -1.0, 0.0))
+    outcome = xp.where(
+        arrived,
+        tables.arrival_code[xp.sign(lateness) + 1],
+        xp.where(timed_out, TIMEOUT, NO_OUTCOME),
+    )
+    return agent, t, cast(xp, reward, "float32"), arrived | timed_out, cast(xp, outcome, "int8")
 
 
 class EpisodeBatch:
-    """The state of `num_envs` timing-task episodes and the rules that start and advance them.
+    """The state of `num_envs` timing-task episodes (numpy), started and advanced by the rules above.
 
     Every attribute is an int64 array of shape (num_envs,): `agent`, `target` (flat cells),
     `delay` (T) and `t` (actions taken in the episode). The task's due time and stimulus follow
@@ -225,13 +334,8 @@ class EpisodeBatch:
         self.num_envs = num_envs
         size = config.size
         self.num_cells = size * size
-        rows, cols = np.divmod(np.arange(self.num_cells), size)
-        self.cell_row, self.cell_col = rows, cols
-        # next_cell[cell, action]: the cell an action leads to; a move into the wall stays put.
-        next_rows = np.clip(rows[:, None] + _ROW_STEP[None, :], 0, size - 1)
-        next_cols = np.clip(cols[:, None] + _COL_STEP[None, :], 0, size - 1)
-        self.next_cell = next_rows * size + next_cols
-        self.cell_distance = np.abs(rows[:, None] - rows[None, :]) + np.abs(cols[:, None] - cols[None, :])
+        self.cell_row, self.cell_col = np.divmod(np.arange(self.num_cells), size)
+        self.tables = RuleTables.for_grid(size)
         self.agent = np.zeros(num_envs, dtype=np.int64)
         self.target = np.ones(num_envs, dtype=np.int64)
         self.delay = np.full(num_envs, config.delay_range[0], dtype=np.int64)
@@ -239,16 +343,10 @@ class EpisodeBatch:
 
     def start(self, envs: np.ndarray | slice, uniforms: np.ndarray, delay: int | None = None) -> None:
         """Begin new episodes in `envs` from one row of `draw_uniforms` output each; `delay` fixes T."""
-        pair = _scaled_index(uniforms[:, 0], self.num_cells * (self.num_cells - 1))
-        agent, offset = np.divmod(pair, self.num_cells - 1)
-        # The target is uniform over the other cells: skip the agent's cell.
+        agent, target, drawn_delay = start_episodes(np, self.config, uniforms)
         self.agent[envs] = agent
-        self.target[envs] = offset + (offset >= agent)
-        if delay is None:
-            low, high = self.config.delay_range
-            self.delay[envs] = low + _scaled_index(uniforms[:, 1], high - low + 1)
-        else:
-            self.delay[envs] = delay
+        self.target[envs] = target
+        self.delay[envs] = drawn_delay if delay is None else delay
         self.t[envs] = 0
 
     def advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -256,25 +354,14 @@ class EpisodeBatch:
 
         The outcome code indexes OUTCOMES and is NO_OUTCOME while the episode runs.
         """
-        self.t += 1
-        self.agent = self.next_cell[self.agent, actions]
-        arrived = self.agent == self.target
-        lateness = self.t - self.rule.due_time(self.delay)
-        # The timeout is part of the task (terminated, not truncated): no value bootstraps past it.
-        timed_out = ~arrived & (lateness >= self.config.timeout_slack)
-        if self.config.reward_mode == "graded":
-            arrival_reward = np.maximum(-1.0, 1.0 - 0.5 * np.abs(lateness))
-        else:
-            arrival_reward = np.where(lateness == 0, 1.0, -1.0)
-        reward = np.where(arrived, arrival_reward, np.where(timed_out, -1.0, 0.0)).astype(np.float32)
-        outcome = np.where(
-            arrived, _ARRIVAL_CODE[np.sign(lateness) + 1], np.where(timed_out, TIMEOUT, NO_OUTCOME)
-        ).astype(np.int8)
-        return reward, arrived | timed_out, outcome
+        self.agent, self.t, reward, terminated, outcome = advance_episodes(
+            np, self.config, self.tables, self.agent, self.target, self.delay, self.t, actions
+        )
+        return reward, terminated, outcome
 
     def distance(self) -> np.ndarray:
         """Manhattan distance between agent and target, per env."""
-        return self.cell_distance[self.agent, self.target]
+        return self.tables.cell_distance[self.agent, self.target]
 
     def stimulus(self) -> np.ndarray:
         """The stimulus each env observes now, shape (num_envs, 1) float32 (see `TimingRule`)."""

@@ -10,24 +10,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from nalu_rl.envs.interval_timing import IntervalTimingEnv
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
-    EPISODES_PER_DRAW,
     NO_OUTCOME,
     NUM_ACTIONS,
     OUTCOME_NAMES,
     SUCCESS,
-    UNIFORMS_PER_EPISODE,
+    EnvUniformStreams,
     EpisodeBatch,
     GridTaskConfig,
     IntervalTimingConfig,
     TimeTrackConfig,
-    draw_uniforms,
     integer_argument,
 )
 from nalu_rl.envs.time_track import TimeTrackEnv
@@ -62,41 +59,25 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         self.action_space = spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
         self._batch = EpisodeBatch(self.config, num_envs)
         self._observe = ObservationMaker(self.config)
-        self._env_rngs: list[np.random.Generator] | None = None
-        self._uniforms = np.zeros((num_envs, EPISODES_PER_DRAW, UNIFORMS_PER_EPISODE))
-        self._uniforms_used = np.full(num_envs, EPISODES_PER_DRAW, dtype=np.int64)
+        self._uniforms: EnvUniformStreams | None = None
         self._episode_ended = np.zeros(num_envs, dtype=bool)
         self._all_envs = np.arange(num_envs)
         self._all_true = np.ones(num_envs, dtype=bool)
         self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
         self._renderer = EpisodeRenderer(self.render_mode, self.config.size, self.window_title)
 
-    def _next_uniforms(self, envs: np.ndarray) -> np.ndarray:
-        """One row of uniforms per env in `envs`, from each env's own generator."""
-        used = self._uniforms_used[envs]
-        # Each env refills once per EPISODES_PER_DRAW episodes; this loop is over those few envs only.
-        for env in envs[used == EPISODES_PER_DRAW]:
-            self._uniforms[env] = draw_uniforms(self._env_rngs[env])
-            self._uniforms_used[env] = 0
-        used = self._uniforms_used[envs]
-        self._uniforms_used[envs] = used + 1
-        return self._uniforms[envs, used]
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode in every env; env i is seeded `seed + i`; `options["delay"]` fixes T for all."""
         super().reset(seed=seed)
-        if seed is not None or self._env_rngs is None:
+        if seed is not None or self._uniforms is None:
             # seed None on a fresh env: each env takes fresh entropy, as a single env would.
-            self._env_rngs = [
-                seeding.np_random(None if seed is None else seed + env)[0] for env in range(self.num_envs)
-            ]
-            self._uniforms_used[:] = EPISODES_PER_DRAW
+            self._uniforms = EnvUniformStreams(self.num_envs, seed)
         delay = None
         if options and options.get("delay") is not None:
             delay = self.config.checked_delay(options["delay"])
-        self._batch.start(self._all_envs, self._next_uniforms(self._all_envs), delay)
+        self._batch.start(self._all_envs, self._uniforms.next(self._all_envs), delay)
         self._episode_ended[:] = False
         self._outcome_code[:] = NO_OUTCOME
         if self.render_mode == "human":
@@ -107,7 +88,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Advance every env by one action (an int array of shape (num_envs,)); see the class docstring."""
-        if self._env_rngs is None:
+        if self._uniforms is None:
             raise RuntimeError("the vector env has not been reset: call reset() first")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
@@ -123,7 +104,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         reward, terminated, outcome = batch.advance(actions)
         restart_envs = np.flatnonzero(restarting)
         if len(restart_envs):
-            batch.start(restart_envs, self._next_uniforms(restart_envs))
+            batch.start(restart_envs, self._uniforms.next(restart_envs))
             reward[restart_envs] = 0.0
             terminated[restart_envs] = False
             outcome[restart_envs] = NO_OUTCOME

@@ -96,11 +96,15 @@ class Config:
     )
     runtime: str = _option(
         "learner",
-        "learner: actor processes feed one learner; hogwild: workers update one shared model",
-        choices=("learner", "hogwild"),
+        "learner: actor processes feed one learner; hogwild: workers update one shared model; device: "
+        "the timing task as tensors, the policy and the learner in one process on --device, stepping "
+        "--actors x --envs-per-actor envs as one batch",
+        choices=("learner", "hogwild", "device"),
     )
     actors: int = _option(2, "actor (or hogwild worker) processes; 0 runs the learner runtime in one process")
-    envs_per_actor: int = _option(64, "environments stepped together by each actor (hogwild: per worker)")
+    envs_per_actor: int = _option(
+        64, "environments stepped together by each actor (hogwild: per worker; device: times --actors)"
+    )
     hogwild_envs: int = _option(1, "environments per hogwild worker (the classic A3C uses 1)")
     unroll_length: int = _option(20, "environment steps per rollout (n of the n-step returns)")
     batch_unrolls: int = _option(2, "actor rollouts stacked into one learner batch")
@@ -499,6 +503,8 @@ def validate(config: Config) -> None:
         raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
     with config.environment() as environment:
         environment.spaces()  # builds one env: unknown ids, bad kwargs and continuous actions fail here
+        if config.runtime == "device":
+            environment.grid_task_config()  # the device runtime steps the timing gridworlds only
     if config.device == "cuda":
         import torch
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -29,6 +29,9 @@ import numpy as np
 from nalu_rl.errors import InputError
 from nalu_rl.spaces import action_components, leaf_space
 from nalu_rl.spaces import observation_dict as observation_dict  # the runtime and evaluation read it here
+
+if TYPE_CHECKING:
+    from nalu_rl.envs.rules import GridTaskConfig
 
 DEFAULT_ENV_ID = "nalu_rl/TimeTrack-v0"
 # The run's task options (Config fields) and the keyword argument each is for a timing task.
@@ -168,6 +171,19 @@ class RunEnvironment:
         except InputError as error:
             raise InputError(f"{self.env_id}: {error}") from None
         return observation_space, actions.action_sizes
+
+    def grid_task_config(self) -> GridTaskConfig:
+        """The validated task config of a timing gridworld (TimeTrack, IntervalTiming, or an env built
+        on their rules), whose rules the tensor envs of `--runtime device` run; InputError otherwise."""
+        from nalu_rl.envs.rules import GridTaskConfig
+
+        config = getattr(self.probe.unwrapped, "config", None)
+        if not isinstance(config, GridTaskConfig):
+            raise InputError(
+                f"--runtime device steps the timing gridworlds (nalu_rl/TimeTrack-v0, "
+                f"nalu_rl/IntervalTiming-v0) as tensors, not {self.env_id}; use --runtime learner"
+            )
+        return config
 
     @property
     def is_timing_task(self) -> bool:

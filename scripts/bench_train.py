@@ -7,6 +7,8 @@ both observation modes, with their ratio; learner-only samples/s; optionally tim
     python scripts/bench_train.py --compare REV worktree  # speed of the code at git REV vs now
     python scripts/bench_train.py --compare worktree --precisions fp32 bf16   # precisions, in turns
     python scripts/bench_train.py --synchrony --agent lstm --modes pixels   # lag 0 vs actors ahead
+    python scripts/bench_train.py --device-runtime      # --runtime device vs learner, in turns (CPU)
+    python scripts/bench_train.py --device cuda --device-batches 1024 4096 16384   # envs vs samples/s
 
 SPS is measured from the first trained batch to the end of the run (process start-up excluded).
 With --compare, each revision (a git revision of the repository, or "worktree" for the files as
@@ -150,6 +152,131 @@ def compare_synchrony(arguments: argparse.Namespace) -> None:
             print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
 
 
+def device_runtime_settings(arguments: argparse.Namespace) -> dict[str, list[str]]:
+    """The runtimes --device-runtime compares: the learner runtime and the device runtime on train's
+    defaults (the same envs: the device runtime steps --actors x --envs-per-actor), and the device
+    runtime with more envs for each of --device-envs."""
+    settings = {
+        "learner (defaults)": [],
+        "device (defaults, same envs)": ["--runtime", "device"],
+    }
+    for envs in arguments.device_envs:
+        settings[f"device, {envs} envs"] = [
+            "--runtime",
+            "device",
+            "--actors",
+            "1",
+            "--envs-per-actor",
+            str(envs),
+        ]
+    return settings
+
+
+def compare_device_runtime(arguments: argparse.Namespace) -> None:
+    """SPS of the learner runtime and the device runtime (train's defaults otherwise), taking turns
+    round after round in this process, so that the load of a shared machine hits them alike."""
+    settings = device_runtime_settings(arguments)
+    folder = tempfile.mkdtemp(prefix="bench_train-device-")
+    steps = {"symbolic": arguments.learner_steps, "pixels": arguments.pixel_steps or arguments.learner_steps}
+    figures: dict[tuple[str, str], list[float]] = {}
+    for obs in arguments.modes:
+        figures.update({(obs, name): [] for name in settings})
+    for round_index in range(arguments.rounds):
+        for obs in arguments.modes:
+            for number, (name, options) in enumerate(settings.items()):
+                run = training_run(
+                    ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
+                    + ["--target-fraction", "2", "--total-steps", str(steps[obs])]
+                    + ["--device", arguments.device, *precision_options(arguments.precision), *options]
+                    + ["--logdir", f"{folder}/{round_index}-{obs}-{number}"]
+                )
+                figure = run.steady_steps_per_second()
+                figures[obs, name].append(figure)
+                print(f"round {round_index + 1} {obs} {name}: {figure:,.0f} SPS", flush=True)
+    print()
+    first = next(iter(settings))
+    print(f"agent {arguments.agent}, device {arguments.device}, {arguments.rounds} rounds, median SPS")
+    print(f"| obs | runtime | median SPS | ratio to {first} | per-round ratios |")
+    print("|---|---|---|---|---|")
+    for obs in arguments.modes:
+        base = figures[obs, first]
+        for name in settings:
+            values = figures[obs, name]
+            per_round = " ".join(
+                f"{value / reference:.2f}" for value, reference in zip(values, base, strict=True)
+            )
+            ratio = statistics.median(values) / statistics.median(base)
+            print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
+
+
+def device_learner_samples_per_second(
+    agent: str, obs: str, device: str, envs: int, updates: int, precision: str | None = None
+) -> float:
+    """Samples/s of learner updates alone on one unroll of `envs` tensor envs played on `device`."""
+    from nalu_rl.agents import make_agent
+    from nalu_rl.config import Config
+    from nalu_rl.runtime.device import DeviceActor
+    from nalu_rl.runtime.device_env import make_tensor_env
+    from nalu_rl.runtime.learner import Learner
+
+    chosen = {} if precision is None else {"precision": precision}
+    config = Config(agent=agent, obs=obs, runtime="device", device=device, **chosen)
+    env = make_tensor_env(config, envs, device, seed=0)
+    model = make_agent(agent, env.single_observation_space).to(device)
+    batch = DeviceActor(model, env, config.unroll_length, config.precision, seed=0).unroll()
+    learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
+    learner.update(batch)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(updates):
+        learner.update(batch)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return updates * batch.num_steps / (time.perf_counter() - started)
+
+
+def grow_device_batches(arguments: argparse.Namespace) -> None:
+    """The device runtime at each of --device-batches envs (one batch each): end-to-end SPS and the
+    learner-only samples/s on a batch of that size; a mode stops growing once the SPS gains less
+    than 10% over the previous size (the learner is fed)."""
+    folder = tempfile.mkdtemp(prefix="bench_train-batches-")
+    rows = []
+    for obs in arguments.modes:
+        previous = 0.0
+        for envs in arguments.device_batches:
+            only = device_learner_samples_per_second(
+                arguments.agent, obs, arguments.device, envs, arguments.updates, arguments.precision
+            )
+            run = training_run(
+                ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
+                + [
+                    "--target-fraction",
+                    "2",
+                    "--total-steps",
+                    str(max(arguments.learner_steps, 4 * 20 * envs)),
+                ]
+                + ["--runtime", "device", "--actors", "1", "--envs-per-actor", str(envs)]
+                + ["--device", arguments.device, *precision_options(arguments.precision)]
+                + ["--logdir", f"{folder}/{obs}-{envs}"]
+            )
+            sps = run.steady_steps_per_second()
+            rows.append((obs, envs, sps, only))
+            print(
+                f"{obs} {envs} envs: {sps:,.0f} SPS end to end, learner alone {only:,.0f} samples/s",
+                flush=True,
+            )
+            if sps < 1.1 * previous:
+                break
+            previous = sps
+    print()
+    print(f"agent {arguments.agent}, --runtime device, device {arguments.device}, unroll 20")
+    print("| obs | envs (batch = 20 x envs) | SPS end to end | learner-only samples/s | SPS / learner-only |")
+    print("|---|---|---|---|---|")
+    for obs, envs, sps, only in rows:
+        print(f"| {obs} | {envs} | {sps:,.0f} | {only:,.0f} | {sps / only:.2f} |")
+
+
 def precision_options(precision: str | None) -> list[str]:
     """The training option that sets `precision`; none for the code's default."""
     return [] if precision is None else ["--precision", precision]
@@ -256,6 +383,30 @@ def main() -> None:
         action="store_true",
         help="SPS with actors running ahead, synchronous actors and one process, in turns",
     )
+    parser.add_argument(
+        "--device-runtime",
+        action="store_true",
+        help="SPS of --runtime device against the learner runtime on train's defaults, in turns",
+    )
+    parser.add_argument(
+        "--device-envs",
+        type=int,
+        nargs="*",
+        default=[],
+        help="--device-runtime: also the device runtime with each of these numbers of envs",
+    )
+    parser.add_argument(
+        "--pixel-steps",
+        type=int,
+        help="--device-runtime: step budget of the pixel runs (default --learner-steps)",
+    )
+    parser.add_argument(
+        "--device-batches",
+        type=int,
+        nargs="+",
+        metavar="ENVS",
+        help="the device runtime at each of these numbers of envs: SPS and learner-only samples/s",
+    )
     parser.add_argument("--measure", choices=("learner-only", "runtime"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.measure:
@@ -288,6 +439,12 @@ def main() -> None:
         return
     if arguments.synchrony:
         compare_synchrony(arguments)
+        return
+    if arguments.device_runtime:
+        compare_device_runtime(arguments)
+        return
+    if arguments.device_batches:
+        grow_device_batches(arguments)
         return
 
     common = ["--agent", arguments.agent, "--eval-episodes", "0", "--no-progress", "--target-fraction", "2"]

@@ -185,7 +185,14 @@ def test_device_check_dry_run_names_the_bench_commands() -> None:
     assert "pip install" in plan and "pytest" in plan and "-m cuda" in plan
     assert "nalu_rl/envs" in plan or "envs/ and agents/ inside nalu_rl/" in plan  # the installed layout
     bench_lines = [line for line in plan.splitlines() if "scripts/bench_train.py" in line]
-    assert bench_lines, plan
+    learner_lines = [line for line in bench_lines if "--compare" in line]
+    device_lines = [line for line in bench_lines if "--device-batches" in line]
+    assert len(learner_lines) == len(device_lines) == 1 and len(bench_lines) == 2, plan
     for expected in ("--device cuda", "--actors 16", "--modes pixels", "--precisions fp32 bf16"):
-        assert all(expected in line for line in bench_lines), expected
+        assert expected in learner_lines[0], expected
+    # The device runtime: nac, both observation modes, the envs grown over several batch sizes.
+    for expected in ("--device cuda", "--agent nac", "--modes symbolic pixels"):
+        assert expected in device_lines[0], expected
+    assert len(device_lines[0].split("--device-batches")[1].split("--")[0].split()) >= 3
+    assert "tests/test_device_env.py" in plan and "tests/test_device_runtime.py" in plan
     assert "timeout" in plan

@@ -564,3 +564,19 @@ def test_the_documented_sweep_of_a_users_module_from_its_folder_finishes_its_tri
     config = json.loads((trial / "config.json").read_text())
     assert config["imports"] == ["custom_core"] and config["agent"] == EXAMPLE_AGENT
     assert checkpoint_steps(trial) >= 3000
+
+
+def test_a_device_runtime_trial_asks_for_one_cpu_and_its_share_of_a_gpu() -> None:
+    import argparse
+
+    from nalu_rl.config import Config
+    from nalu_rl.sweep.plan import SweepPlan, trial_resources
+
+    def resources(config: Config, gpus_per_trial: float | None) -> tuple[int, float]:
+        plan = SweepPlan("grid", Path("grid"), ["nac"], [0], "symbolic", [], config)
+        args = argparse.Namespace(cpus_per_trial=None, gpus_per_trial=gpus_per_trial)
+        return trial_resources(plan, args, {"CPU": 16.0, "GPU": 1.0})
+
+    assert resources(Config(runtime="device", device="cuda"), 0.25) == (1, 0.25)
+    assert resources(Config(runtime="device", device="cuda"), None) == (1, 1.0)
+    assert resources(Config(device="cuda"), 0.5) == (3, 0.5)  # 2 actors + the learner

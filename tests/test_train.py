@@ -23,6 +23,13 @@ from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.run_folder import open_run_folder
 from nalu_rl.runtime.training import learner_threads
 
+# The runtimes that run in one process: the learner runtime without actor processes, and the device
+# runtime (the task as tensors; with --actors 0 it steps --batch-unrolls x --envs-per-actor envs).
+ONE_PROCESS_RUNTIMES = {
+    "learner": ["--actors", "0"],
+    "device": ["--runtime", "device", "--device", "cpu", "--actors", "0"],
+}
+
 
 def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
     with pytest.raises(SystemExit) as exit_info:
@@ -132,12 +139,12 @@ def test_serial_learner_learns_well_above_a_random_policy(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_stops_when_the_target_success_rate_is_reached(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runtime", sorted(ONE_PROCESS_RUNTIMES))
+def test_stops_when_the_target_success_rate_is_reached(tmp_path: Path, runtime: str) -> None:
     run = train.run_training(
         [
             *EASY,
-            "--actors",
-            "0",
+            *ONE_PROCESS_RUNTIMES[runtime],
             "--total-steps",
             "1000000",
             "--target-fraction",
@@ -150,10 +157,13 @@ def test_stops_when_the_target_success_rate_is_reached(tmp_path: Path) -> None:
     assert run.steps < 1_000_000
 
 
-def test_resume_continues_step_count_and_optimizer(tmp_path: Path) -> None:
-    first = train.run_training([*EASY, "--actors", "0", "--total-steps", "3000", "--logdir", str(tmp_path)])
+@pytest.mark.parametrize("runtime", sorted(ONE_PROCESS_RUNTIMES))
+def test_resume_continues_step_count_and_optimizer(tmp_path: Path, runtime: str) -> None:
+    one_process = ONE_PROCESS_RUNTIMES[runtime]
+    first = train.run_training([*EASY, *one_process, "--total-steps", "3000", "--logdir", str(tmp_path)])
     saved = load_checkpoint(tmp_path)
     second = train.run_training(["--resume", str(tmp_path), "--total-steps", "6000"])
+    assert second.config.runtime == first.config.runtime == saved["config"]["runtime"]
     assert second.start_steps == first.steps == saved["steps"]
     assert second.steps >= 6000
     resumed = load_checkpoint(tmp_path)
@@ -214,10 +224,12 @@ def test_new_run_into_a_folder_with_a_checkpoint_is_refused(tmp_path: Path, caps
     assert (tmp_path / "checkpoint.pt").read_bytes() == before
 
 
+@pytest.mark.parametrize("runtime", sorted(ONE_PROCESS_RUNTIMES))
 def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, runtime: str
 ) -> None:
-    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    one_process = ONE_PROCESS_RUNTIMES[runtime]
+    train.run_training([*EASY, *one_process, "--total-steps", "640", "--logdir", str(tmp_path)])
     good = load_checkpoint(tmp_path)
     from nalu_rl.runtime import learner
 

@@ -12,6 +12,8 @@ One concept per module, each importing only the ones above it in this list:
   actor.py     acting: a vector env played by a CPU copy of the policy into rollout buffers
   learner.py   the loss, the one guarded update, and the learner runtime (actors feed one learner)
   hogwild.py   the hogwild runtime (workers apply gradients to one shared model)
+  device_env.py  the timing tasks as tensors on a device, running the rules of nalu_rl.envs.rules
+  device.py    the device runtime (the tensor envs, the policy and the learner in one process)
   training.py  one training run from start to end, whichever runtime it uses
 The command line (`nalu_rl.train`) parses options, calls `training.train`, then evaluates.
 """

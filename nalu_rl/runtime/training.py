@@ -1,4 +1,4 @@
-"""One training run from start to end, whichever runtime (`learner` or `hogwild`) it uses."""
+"""One training run from start to end, whichever runtime (`learner`, `hogwild` or `device`) it uses."""
 
 from __future__ import annotations
 
@@ -11,22 +11,24 @@ import torch
 
 from nalu_rl.config import Config
 from nalu_rl.precision import describe_choice
+from nalu_rl.runtime.device import train_device
 from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.run import TrainingRun
 
-RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild}
+RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild, "device": train_device}
 
 
 def learner_threads(config: Config, cores: int | None = None) -> int:
     """Torch threads of the learner: --learner-threads, else every core (of `cores`, default this
-    machine's) when synchronous actors wait while the learner learns, else the cores the actors
-    leave, less one."""
+    machine's) when synchronous actors wait while the learner learns or when the device runtime acts
+    and learns in turn in one process, else the cores the actors leave, less one."""
     if config.learner_threads:
         return config.learner_threads
     cores = cores or os.cpu_count() or 1
-    if config.runtime == "learner" and config.actors > 0 and config.synchronous:
+    synchronous_actors = config.runtime == "learner" and config.actors > 0 and config.synchronous
+    if synchronous_actors or config.runtime == "device":
         return cores
     # An oversubscribed torch thread pool crawls on busy cores: leave a core to running actors and
     # to whatever else runs beside a one-process run.

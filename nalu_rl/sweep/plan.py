@@ -210,8 +210,9 @@ def task_label(env_id: str, obs: str | None) -> str:
 
 
 def trial_cpus(config: Config) -> int:
-    """CPUs one trial uses: its actor (or hogwild worker) processes and the learner."""
-    return config.actors + 1
+    """CPUs one trial uses: its actor (or hogwild worker) processes and the learner; one with
+    `--runtime device` (one process, its envs on the learner's device)."""
+    return 1 if config.runtime == "device" else config.actors + 1
 
 
 def trial_resources(
