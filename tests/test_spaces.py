@@ -228,6 +228,9 @@ def test_a_multidiscrete_action_env_trains_with_one_categorical_per_component(tm
             "spaces_test/MultiAction-v0",
             "--agent",
             "lstm",
+            # One gradient step per batch, so that the learner scores the very policy that acted.
+            *["--algo", "a3c", "--value-targets", "vtrace", "--no-advantage-norm", "--no-return-norm"],
+            *["--max-grad-norm", "40"],
             "--total-steps",
             "8000",
             *SERIAL,

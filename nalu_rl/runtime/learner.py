@@ -233,11 +233,12 @@ class Learner:
 
     def _ppo_update(self, batch: RolloutBatch, steps: int) -> dict[str, float] | None:
         config = self.config
-        length, num_envs = batch.actions.shape
+        length, num_envs = batch.rewards.shape  # actions are [T, N, K] for MultiDiscrete actions
         with torch.no_grad(), autocast(config.precision, batch.actions.device):
             logits, values, _ = self.model(batch.obs, batch.episode_start, batch.initial_state)
         logits, values = logits[:length].float(), values.float()
-        targets = batch_targets(config, batch, values, action_log_probs(logits, batch.actions))
+        taken = action_log_probs(logits, batch.actions, self.model.num_actions)
+        targets = batch_targets(config, batch, values, taken)
         minibatches = min(config.ppo_minibatches, num_envs)
         sums: dict[str, float] = {}
         count = 0
