@@ -76,6 +76,10 @@ NAU_SATURATED_COUNT = replace(NAU_SCALAR_COUNT, actor_count_clip=10.0)
 # still small when it enters is lost; the signed NAU's pulls them to -1 or +1 only.
 SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 
+# signed-count whose count reads learned events instead of [stimulus, 1]: what to count is learned
+# from the reward, the same wiring for every timing task (it reads neither the task's id nor options).
+LEARNED_COUNT = replace(SIGNED_COUNT, counter="event-count", counter_inputs=_ENCODER_AND_STIMULUS)
+
 # The options of signed-count's measured runs (RESULTS): the gated regulariser and the units' faster
 # Adam group that brought its count weights to exactly +-1, over a fixed 6M-step budget.
 SIGNED_COUNT_TRAINING = {
@@ -205,6 +209,13 @@ _AGENTS = (
         SIGNED_COUNT,
         "nau-saturated-count with a signed NAU: its regulariser pulls both "
         "count weights to -1 or +1, never to 0. The default agent.",
+        SIGNED_COUNT_TRAINING,
+    ),
+    (
+        "learned-count",
+        LEARNED_COUNT,
+        "A signed-NAU count of learned binary events (straight-through gates on the observation and a "
+        "few phase bits) plus the raw stimulus; the actor reads it clamped, with the events.",
         SIGNED_COUNT_TRAINING,
     ),
     (

@@ -99,6 +99,7 @@ class ActorCritic(nn.Module):
             if not isinstance(core, Core):
                 raise ValueError(f"core {core_name!r} built a {type(core).__name__}, not a nalu_rl Core")
             core.signal = signal
+            widths[signal] = core.output_size
             cores.append(core)
         # The cores stay out of the module tree (a plain tuple): their layers are registered here under
         # the names checkpoints have always used (lstm_input, lstm_hidden, lstm_count, counter_unit).

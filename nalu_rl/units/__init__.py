@@ -5,11 +5,13 @@ base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser 
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, sparsity_regularizer,
               regularizer_scale
+gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer, clamp_unit_weights_
 """
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
+from nalu_rl.units.gate import BinaryGate, straight_through_step
 from nalu_rl.units.nac import NAC, NALU, nac_weight
 from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, regularizer_scale, sparsity_regularizer
 from nalu_rl.units.recurrent import RecurrentUnit
@@ -28,6 +30,7 @@ __all__ = [
     "NAU",
     "NMU",
     "ArithmeticUnit",
+    "BinaryGate",
     "ClampedUnit",
     "RecurrentUnit",
     "SignedNAU",
@@ -37,6 +40,7 @@ __all__ = [
     "regularizer_scale",
     "run_in_float32",
     "sparsity_regularizer",
+    "straight_through_step",
     "total_regularizer",
     "unit_class",
 ]

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.gate import BinaryGate
 from nalu_rl.units.nac import NAC, NALU
 from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU
 
@@ -39,8 +40,11 @@ def make_unit(
 
 
 def total_regularizer(model: nn.Module) -> Tensor:
-    """The sum of `regularizer()` over every arithmetic unit inside `model` (0 when there is none)."""
-    terms = [module.regularizer() for module in model.modules() if isinstance(module, ArithmeticUnit)]
+    """The sum of `regularizer()` over every arithmetic unit and binary gate inside `model` (0 when
+    there is none)."""
+    terms = [
+        module.regularizer() for module in model.modules() if isinstance(module, (ArithmeticUnit, BinaryGate))
+    ]
     if not terms:
         parameter = next(model.parameters(), None)
         return torch.zeros((), device=None if parameter is None else parameter.device)
