@@ -324,7 +324,7 @@ class EventCounterCore(CounterCore):
     def __init__(
         self, unit: str, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int
     ) -> None:
-        super().__init__(("learned_count", "learned_phase"), inputs, size)
+        super().__init__(("learned_count", "learned_events", "learned_phase"), inputs, size)
         if self.reads_cores:
             raise ValueError(f"the event counter reads the observation only (encoder, stimulus): {inputs}")
         if "bias" in inputs:
@@ -345,10 +345,12 @@ class EventCounterCore(CounterCore):
         return self.state_size + self.EVENTS + self.PHASE_BITS
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
-        """A zero count [B, size] and a zero phase [B, phase_bits]."""
-        return (
-            torch.zeros(batch_size, self.state_size, device=device),
-            torch.zeros(batch_size, self.PHASE_BITS, device=device),
+        """A zero count [B, size], events [B, events] and phase [B, phase_bits]. The events of the last
+        step are kept in the state only so that they can be read (the counter view); nothing reads
+        them back."""
+        return tuple(
+            torch.zeros(batch_size, width, device=device)
+            for width in (self.state_size, self.EVENTS, self.PHASE_BITS)
         )
 
     @run_in_float32
@@ -378,7 +380,7 @@ class EventCounterCore(CounterCore):
         keep: Tensor,
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
-        count, phase = state[0] * keep, state[1] * keep
+        count, phase = state[0] * keep, state[2] * keep
         stimulus, phase_from_x, event_from_x = prepared.split(
             [self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
         )
@@ -386,7 +388,7 @@ class EventCounterCore(CounterCore):
         phase = self.phase_gate.events(phase_from_x + phase @ self.phase_gate.linear.weight[:, width:].T)
         events = self.event_gate.events(event_from_x + phase @ self.event_gate.linear.weight[:, width:].T)
         count = count + self.counter_unit(torch.cat([stimulus, events], -1))
-        return torch.cat([count, events, phase], -1), (count, phase)
+        return torch.cat([count, events, phase], -1), (count, events, phase)
 
 
 def _saturated(name: str, signal: Tensor) -> Tensor:
