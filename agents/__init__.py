@@ -1,5 +1,6 @@
 """nalu_rl.agents: the actor-critic networks (encoders, cores, heads), their losses, and the public
-registries of cores, encoders and agents that the project's own parts and a user's go through."""
+registries of cores, encoders and agents that the project's own parts and a user's go through
+(with `register_unit` and `ArithmeticUnit` of `nalu_rl.units`, so one import serves a plug-in)."""
 
 from nalu_rl.agents import catalog as _catalog  # noqa: F401  (registers the project's agents)
 from nalu_rl.agents.cores import Core
@@ -19,18 +20,21 @@ from nalu_rl.agents.registry import (
     agent_names,
     agent_spec,
     agent_wiring,
+    check_parts_registered,
     describe_agents,
     register_agent,
     register_core,
     register_encoder,
 )
 from nalu_rl.agents.wiring import Wiring
+from nalu_rl.units import ArithmeticUnit, register_unit
 
 __all__ = [
     "OBSERVATION_KEY",
     "STIMULUS_KEY",
     "ActorCritic",
     "AgentSpec",
+    "ArithmeticUnit",
     "Core",
     "LossTerms",
     "VTraceReturns",
@@ -40,6 +44,7 @@ __all__ = [
     "agent_names",
     "agent_spec",
     "agent_wiring",
+    "check_parts_registered",
     "describe_agents",
     "gae_advantages",
     "make_agent",
@@ -48,5 +53,6 @@ __all__ = [
     "register_agent",
     "register_core",
     "register_encoder",
+    "register_unit",
     "vtrace",
 ]

@@ -16,36 +16,36 @@ from nalu_rl.agents.wiring import Wiring
 _ENCODER_AND_STIMULUS = ("encoder", "stimulus")
 _STIMULUS_AND_BIAS = ("stimulus", "bias")
 
-LSTM = Wiring(lstm_inputs=_ENCODER_AND_STIMULUS, actor_inputs=("lstm",), critic_inputs=("lstm",))
+LSTM = Wiring(memory_inputs=_ENCODER_AND_STIMULUS, actor_inputs=("memory",), critic_inputs=("memory",))
 NAC_PAPER = Wiring(
-    lstm_inputs=_ENCODER_AND_STIMULUS,
+    memory_inputs=_ENCODER_AND_STIMULUS,
     counter="recurrent",
-    counter_inputs=("lstm", "stimulus"),
-    actor_inputs=("lstm", "count"),
-    critic_inputs=("lstm", "count"),
+    counter_inputs=("memory", "stimulus"),
+    actor_inputs=("memory", "count"),
+    critic_inputs=("memory", "count"),
 )
 # No LSTM signal reaches the policy, so the policy's timing stays on the linear count.
 NAC_CRITIC_LSTM = Wiring(
-    lstm_inputs=_ENCODER_AND_STIMULUS,
+    memory_inputs=_ENCODER_AND_STIMULUS,
     counter="accumulator",
     counter_inputs=_STIMULUS_AND_BIAS,
     actor_inputs=("encoder", "count"),
-    critic_inputs=("lstm", "count"),
+    critic_inputs=("memory", "count"),
     actor_hidden=128,
 )
 NAC_BESIDE_LSTM = Wiring(
-    lstm_inputs=_ENCODER_AND_STIMULUS,
+    memory_inputs=_ENCODER_AND_STIMULUS,
     counter="accumulator",
     counter_inputs=_STIMULUS_AND_BIAS,
-    actor_inputs=("lstm", "count"),
-    critic_inputs=("lstm", "count"),
+    actor_inputs=("memory", "count"),
+    critic_inputs=("memory", "count"),
     actor_hidden=128,
     critic_hidden=128,
 )
 NAC_LSTM_FEEDS = Wiring(
-    lstm_inputs=_ENCODER_AND_STIMULUS,
+    memory_inputs=_ENCODER_AND_STIMULUS,
     counter="accumulator",
-    counter_inputs=("lstm", "stimulus", "bias"),
+    counter_inputs=("memory", "stimulus", "bias"),
     actor_inputs=("encoder", "count"),
     critic_inputs=("encoder", "count"),
     actor_hidden=128,
@@ -109,6 +109,12 @@ _AGENTS = (
         None,
     ),
     (
+        "gru",
+        replace(LSTM, memory_core="gru"),
+        "The lstm agent with a GRU(128) in its memory slot: same inputs, heads and training defaults.",
+        None,
+    ),
+    (
         "lstm-norm",
         replace(LSTM, feature_norm=True),
         "The lstm baseline with its encoder features layer-normalised before the LSTM reads them.",
@@ -162,7 +168,7 @@ _AGENTS = (
     ),
     (
         "nac-beside-blind-lstm",
-        replace(NAC_BESIDE_LSTM, lstm_inputs=("encoder",)),
+        replace(NAC_BESIDE_LSTM, memory_inputs=("encoder",)),
         "As nac-beside-lstm, with the stimulus hidden from the LSTM.",
         None,
     ),
@@ -175,7 +181,7 @@ _AGENTS = (
     ),
     (
         "nac-lstm-reads",
-        replace(NAC_CRITIC_LSTM, lstm_inputs=("encoder", "stimulus", "count")),
+        replace(NAC_CRITIC_LSTM, memory_inputs=("encoder", "stimulus", "count")),
         "The accumulator feeds the LSTM (which reads [encoder, stimulus, m_t]); actor as nac-critic-lstm.",
         None,
     ),

@@ -1,9 +1,10 @@
 """The recurrent cores of the actor-critic model: each core owns its layers, its state and its step.
 
 A core reads named signals and produces one. The sequence signals ("encoder", "stimulus", "bias")
-are known for all T steps at once; the core signals ("lstm" = h_t, "count" = m_t) exist step by
+are known for all T steps at once; the core signals ("memory" = h_t, "count" = m_t) exist step by
 step. Per step t, with x_t the concat of a core's inputs:
-  LSTMCore:          (h_t, c_t) = LSTM(x_t; h_{t-1}, c_{t-1})        produces "lstm" = h_t
+  LSTMCore:          (h_t, c_t) = LSTM(x_t; h_{t-1}, c_{t-1})        produces "memory" = h_t
+  GRUCore:           h_t = GRU(x_t; h_{t-1})                          produces "memory" = h_t
   AccumulatorCore:   m_t = m_{t-1} + U(x_t)   (identity recurrence)   produces "count" = m_t
   RecurrentUnitCore: m_t = U([x_t, m_{t-1}])  (learned recurrence)    produces "count" = m_t
   LinearRecurrenceCore: z_t = lambda * z_{t-1} + gamma * B x_t, complex and diagonal (the LRU of
@@ -11,6 +12,8 @@ step. Per step t, with x_t the concat of a core's inputs:
 with U an arithmetic unit (NAC, NALU, NAU, NMU); no squashing on m. Where an episode starts, a core
 zeroes its own state before the step. The counter cores compute in float32 even under a bfloat16
 autocast, so that the count stays exact (bfloat16 holds integers exactly only up to 256).
+
+Every core class here is its own factory, called as a user's is: (inputs, input_widths, size, wiring).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.registry import register_core
+from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 from nalu_rl.units import BinaryGate, RecurrentUnit, make_unit, run_in_float32
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
-CORE_SIGNALS = ("lstm", "count")
+CORE_SIGNALS = (MEMORY_SIGNAL, COUNT_SIGNAL)
 
 
 class Core(nn.Module):
@@ -34,7 +38,9 @@ class Core(nn.Module):
     prepare(sequence) does the work that needs no state for all T steps at once; step(...) then
     advances the state by one step. The state is a tuple of [B, state_size] tensors named
     `state_names` (unique within a model). A core's `signal` is that of the slot the model puts it
-    in ("lstm" or "count"); the classes here name the slot they were written for.
+    in ("memory" or "count"); the classes here name the slot they were written for. The model holds
+    its cores as submodules (`ActorCritic.cores`), so everything a core registers (layers, bare
+    parameters, buffers) is trained, saved and moved with the model.
     """
 
     signal: str = ""
@@ -95,18 +101,22 @@ class LSTMCore(Core):
     state (`lstm_hidden`) and a "count" input (`lstm_count`) are projected inside it.
     """
 
-    signal = "lstm"
+    signal = MEMORY_SIGNAL
 
-    def __init__(self, inputs: tuple[str, ...], input_widths: dict[str, int], hidden_size: int) -> None:
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], hidden_size: int, wiring: Wiring
+    ) -> None:
         super().__init__(inputs, ("lstm_h", "lstm_c"), hidden_size)
-        if "lstm" in inputs:
+        if MEMORY_SIGNAL in inputs:
             raise ValueError("the LSTM core cannot read its own output")
         self.sequence_inputs = tuple(name for name in inputs if name in SEQUENCE_SIGNALS)
         sequence_width = sum(input_widths[name] for name in self.sequence_inputs)
         self.lstm_input = nn.Linear(sequence_width, 4 * hidden_size) if sequence_width else None
         self.lstm_hidden = nn.Linear(hidden_size, 4 * hidden_size, bias=self.lstm_input is None)
         self.lstm_count = (
-            nn.Linear(input_widths["count"], 4 * hidden_size, bias=False) if "count" in inputs else None
+            nn.Linear(input_widths[COUNT_SIGNAL], 4 * hidden_size, bias=False)
+            if COUNT_SIGNAL in inputs
+            else None
         )
         bound = 1.0 / math.sqrt(hidden_size)
         for layer in (self.lstm_input, self.lstm_hidden, self.lstm_count):
@@ -136,11 +146,66 @@ class LSTMCore(Core):
         h, c = state[0] * keep, state[1] * keep
         gates = self.lstm_hidden(h) if prepared is None else prepared + self.lstm_hidden(h)
         if self.lstm_count is not None:
-            gates = gates + self.lstm_count(signals["count"])
+            gates = gates + self.lstm_count(signals[COUNT_SIGNAL])
         input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
         c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
         h = torch.sigmoid(output_gate) * torch.tanh(c)
         return h, (h, c)
+
+
+class GRUCore(Core):
+    """torch's `GRUCell` run over the sequence: h_t = GRU(x_t, h_{t-1}), x_t the concat of its inputs.
+
+    With r, z the reset and update gates: n_t = tanh(W_n x_t + b_n + r_t * (U_n h_{t-1} + c_n)),
+    h_t = (1 - z_t) * n_t + z_t * h_{t-1}. The weights are the cell's (`gru_cell`); when the core
+    reads no other core, the input projection of all T steps is one matrix product. Its state is h
+    alone ("gru_h").
+    """
+
+    signal = MEMORY_SIGNAL
+
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        super().__init__(inputs, ("gru_h",), size)
+        if MEMORY_SIGNAL in inputs:
+            raise ValueError("the GRU core cannot read its own output")
+        self.gru_cell = nn.GRUCell(input_width(inputs, input_widths), size)
+
+    @property
+    def stepwise_inputs(self) -> tuple[str, ...]:
+        """All its inputs when it reads another core (the concat is then built step by step), else none."""
+        return self.inputs if self.reads_cores else ()
+
+    def project_input(self, x: Tensor) -> Tensor:
+        """W x + b, the input's share of the three gates [..., 3 * size]."""
+        return nn.functional.linear(x, self.gru_cell.weight_ih, self.gru_cell.bias_ih)
+
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
+        """The input projections of all T steps, one [B, 3 * size] tensor per step, when it reads no core."""
+        if self.reads_cores:
+            return None
+        return self.project_input(torch.cat([sequence[name] for name in self.inputs], -1)).unbind(0)
+
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """h_t from h_{t-1}; returns h_t and the state (h_t,)."""
+        h = state[0] * keep
+        if prepared is None:
+            prepared = self.project_input(torch.cat([signals[name] for name in self.inputs], -1))
+        input_reset, input_update, input_new = prepared.chunk(3, dim=-1)
+        hidden = nn.functional.linear(h, self.gru_cell.weight_hh, self.gru_cell.bias_hh)
+        hidden_reset, hidden_update, hidden_new = hidden.chunk(3, dim=-1)
+        reset = torch.sigmoid(input_reset + hidden_reset)
+        update = torch.sigmoid(input_update + hidden_update)
+        new = torch.tanh(input_new + reset * hidden_new)
+        h = (1 - update) * new + update * h
+        return h, (h,)
 
 
 class CounterCore(Core):
@@ -150,11 +215,11 @@ class CounterCore(Core):
     it reads no core.
     """
 
-    signal = "count"
+    signal = COUNT_SIGNAL
 
     def __init__(self, state_names: tuple[str, ...], inputs: tuple[str, ...], size: int) -> None:
         super().__init__(inputs, state_names, size)
-        if "count" in inputs:
+        if COUNT_SIGNAL in inputs:
             raise ValueError("a counter core reads its own state through its recurrence, not as an input")
 
     @property
@@ -179,12 +244,14 @@ class AccumulatorCore(CounterCore):
     """m_t = m_{t-1} + U(x_t): an identity recurrence, so a count cannot decay.
 
     When x_t depends on no other core, the increments U(x_t) of all T steps are one unit call.
-    The state is named after the unit.
+    The state is named after the unit (`wiring.unit`).
     """
 
-    def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
-        super().__init__((unit,), inputs, size)
-        self.counter_unit = make_unit(unit, input_width, size)
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        super().__init__((wiring.unit,), inputs, size)
+        self.counter_unit = make_unit(wiring.unit, input_width(inputs, input_widths), size)
 
     @run_in_float32
     def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...] | None:
@@ -211,12 +278,14 @@ class AccumulatorCore(CounterCore):
 class RecurrentUnitCore(CounterCore):
     """m_t = U([x_t, m_{t-1}]): a learned linear recurrence (with a NAC or NAU), which can decay.
 
-    The state is named after the unit.
+    The state is named after the unit (`wiring.unit`).
     """
 
-    def __init__(self, unit: str, inputs: tuple[str, ...], input_width: int, size: int) -> None:
-        super().__init__((unit,), inputs, size)
-        self.counter_unit = RecurrentUnit(unit, input_width, size)
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        super().__init__((wiring.unit,), inputs, size)
+        self.counter_unit = RecurrentUnit(wiring.unit, input_width(inputs, input_widths), size)
 
     @run_in_float32
     def step(
@@ -275,9 +344,11 @@ class LinearRecurrenceCore(CounterCore):
     and its weights have no pull towards integers.
     """
 
-    def __init__(self, inputs: tuple[str, ...], input_width: int, size: int) -> None:
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
         super().__init__(("lru_real", "lru_imag"), inputs, size)
-        self.linear_recurrence = LinearRecurrence(input_width, size)
+        self.linear_recurrence = LinearRecurrence(input_width(inputs, input_widths), size)
 
     @run_in_float32
     def step(
@@ -322,7 +393,7 @@ class EventCounterCore(CounterCore):
     EVENT_BIAS = 1.0
 
     def __init__(
-        self, unit: str, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
     ) -> None:
         super().__init__(("learned_count", "learned_events", "learned_phase"), inputs, size)
         if self.reads_cores:
@@ -337,7 +408,7 @@ class EventCounterCore(CounterCore):
         self.event_gate = BinaryGate(
             self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
         )
-        self.counter_unit = make_unit(unit, self.stimulus_width + self.EVENTS, size)
+        self.counter_unit = make_unit(wiring.unit, self.stimulus_width + self.EVENTS, size)
 
     @property
     def output_size(self) -> int:
@@ -401,25 +472,10 @@ def input_width(inputs: tuple[str, ...], input_widths: Mapping[str, int]) -> int
     return sum(input_widths[name] for name in inputs)
 
 
-# The project's cores, registered as a user's core would be: (inputs, input_widths, size, wiring).
-register_core("lstm", lambda inputs, widths, size, wiring: LSTMCore(inputs, widths, size))
-register_core(
-    "accumulator",
-    lambda inputs, widths, size, wiring: AccumulatorCore(
-        wiring.unit, inputs, input_width(inputs, widths), size
-    ),
-)
-register_core(
-    "recurrent",
-    lambda inputs, widths, size, wiring: RecurrentUnitCore(
-        wiring.unit, inputs, input_width(inputs, widths), size
-    ),
-)
-register_core(
-    "linear-recurrence",
-    lambda inputs, widths, size, wiring: LinearRecurrenceCore(inputs, input_width(inputs, widths), size),
-)
-register_core(
-    "event-count",
-    lambda inputs, widths, size, wiring: EventCounterCore(wiring.unit, inputs, widths, size),
-)
+# The project's cores, registered as a user's core is: each class is its own factory.
+register_core("lstm", LSTMCore)
+register_core("gru", GRUCore)
+register_core("accumulator", AccumulatorCore)
+register_core("recurrent", RecurrentUnitCore)
+register_core("linear-recurrence", LinearRecurrenceCore)
+register_core("event-count", EventCounterCore)

@@ -4,6 +4,7 @@ Every registered agent (`nalu_rl.agents.registry`) is this one module with a dif
 step t, with f_t the encoder features (layer-normalised where the wiring asks) and s_t the stimulus:
   memory core (optional):  the registered `memory_core`, by default the LSTM
                            (h_t, c_t) = LSTM(concat of its inputs among f_t, s_t, m_t; h_{t-1}, c_{t-1})
+                           or the GRU h_t = GRU(...; h_{t-1})
   counter core (optional): the registered `counter`, for example
                            accumulator  m_t = m_{t-1} + U(x_t)     (identity recurrence: no decay)
                            recurrent    m_t = U([x_t, m_{t-1}])    (a learned linear recurrence)
@@ -51,9 +52,11 @@ class ActorCritic(nn.Module):
 
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
-    `state_names`: "lstm_h", "lstm_c" when there is an LSTM, then the counter state (named after
-    its unit) when there is a counter. `cores` holds the core modules (`nalu_rl.agents.cores`) in that
-    order, `step_order` the order in which they step.
+    `state_names`: the memory core's ("lstm_h", "lstm_c" for the LSTM) when there is one, then the
+    counter's (named after its unit) when there is a counter. `cores` holds the core modules
+    (`nalu_rl.agents.cores`) by the signal of their slot ("memory", "count") in that order, as
+    submodules: their layers, parameters and buffers are the model's (state_dict keys
+    `cores.memory.*`, `cores.count.*`). `step_order` is the order in which they step.
     """
 
     def __init__(
@@ -85,28 +88,26 @@ class ActorCritic(nn.Module):
             "encoder": encoder_width,
             "stimulus": self.stimulus_width,
             "bias": 1,
-            MEMORY_SIGNAL: wiring.lstm_size,
+            MEMORY_SIGNAL: wiring.memory_size,
             COUNT_SIGNAL: wiring.counter_size,
         }
         slots = []
-        if wiring.has_lstm:
-            slots.append((MEMORY_SIGNAL, wiring.memory_core, wiring.lstm_inputs, wiring.lstm_size))
+        if wiring.has_memory:
+            slots.append((MEMORY_SIGNAL, wiring.memory_core, wiring.memory_inputs, wiring.memory_size))
         if wiring.counter is not None:
             slots.append((COUNT_SIGNAL, wiring.counter, wiring.counter_inputs, wiring.counter_size))
-        cores: list[Core] = []
+        # Each core is a submodule under its slot's name, so no core's part can shadow another's or the
+        # model's own; checkpoints written when the cores' layers sat at the model's top load through
+        # `nalu_rl.checkpoint.upgrade_model_state`.
+        self.cores = nn.ModuleDict()  # in the order of their states in `state_names`
         for signal, core_name, inputs, size in slots:
             core = core_factory(core_name)(inputs, widths, size, wiring)
             if not isinstance(core, Core):
                 raise ValueError(f"core {core_name!r} built a {type(core).__name__}, not a nalu_rl Core")
             core.signal = signal
             widths[signal] = core.output_size
-            cores.append(core)
-        # The cores stay out of the module tree (a plain tuple): their layers are registered here under
-        # the names checkpoints have always used (lstm_input, lstm_hidden, lstm_count, counter_unit).
-        for core in cores:
-            for layer_name, layer in core.named_children():
-                self.add_module(layer_name, layer)
-        self.cores = tuple(cores)  # in the order of their states in `state_names`
+            self.cores[signal] = core
+        cores = tuple(self.cores.values())
         self.state_names: tuple[str, ...] = tuple(name for core in cores for name in core.state_names)
         if len(set(self.state_names)) != len(self.state_names):
             raise ValueError(f"the cores' state names must be distinct, got {self.state_names}")
@@ -125,7 +126,8 @@ class ActorCritic(nn.Module):
         """The zero recurrent state for `batch_size` episodes: a tuple of float32 tensors [B, ...]."""
         if device is None:
             device = next(self.parameters()).device
-        return tuple(zeros for core in self.cores for zeros in core.initial_state(batch_size, device))
+        cores = self.cores.values()
+        return tuple(zeros for core in cores for zeros in core.initial_state(batch_size, device))
 
     def describe_state(self, state: tuple[Tensor, ...]) -> dict[str, Tensor]:
         """Named views of a recurrent state, e.g. {"lstm_h": [B, 128], "lstm_c": [B, 128], "nac": [B, 8]}."""
@@ -173,16 +175,17 @@ class ActorCritic(nn.Module):
         the state after the last step (in `state_names` order).
         """
         self.describe_state(state)  # refuses a state of the wrong length
+        cores = tuple(self.cores.values())
         core_states, offset = {}, 0
-        for core in self.cores:
+        for core in cores:
             core_states[core] = state[offset : offset + len(core.state_names)]
             offset += len(core.state_names)
-        if not self.cores:
+        if not cores:
             return ()
         keep_steps = (~episode_start.bool()).to(signals["encoder"].dtype).unsqueeze(-1).unbind(0)
-        prepared = {core: core.prepare(signals) for core in self.cores}
+        prepared = {core: core.prepare(signals) for core in cores}
         sequence_steps = {name: signals[name].unbind(0) for name in self._stepwise_sequence_signals}
-        outputs: dict[Core, list[Tensor]] = {core: [] for core in self.cores}
+        outputs: dict[Core, list[Tensor]] = {core: [] for core in cores}
         for t, keep in enumerate(keep_steps):
             step_signals = {name: values[t] for name, values in sequence_steps.items()}
             for core in self.step_order:
@@ -194,7 +197,7 @@ class ActorCritic(nn.Module):
                 outputs[core].append(output)
         for core, core_outputs in outputs.items():
             signals[core.signal] = torch.stack(core_outputs)
-        return tuple(tensor for core in self.cores for tensor in core_states[core])
+        return tuple(tensor for core in cores for tensor in core_states[core])
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, observation_keys={self.observation_keys}"
@@ -205,7 +208,7 @@ def make_agent(
 ) -> ActorCritic:
     """Build the actor-critic agent registered as `name` for this observation space.
 
-    `options` override fields of the agent's Wiring (lstm_size, counter_size, unit, ...); an
+    `options` override fields of the agent's Wiring (memory_size, counter_size, unit, ...); an
     unknown name or option raises ValueError.
     """
     return ActorCritic(observation_space, num_actions, agent_wiring(name, **options), name=name)

@@ -1,4 +1,5 @@
-"""The named parts of the lab: cores, encoders and agents, each one table that user code extends.
+"""The named parts of the lab: cores, encoders and agents, each one table that user code extends
+(the fourth, arithmetic units, is `nalu_rl.units.register_unit`'s, which an agent's `unit` names).
 
 The project's own parts are registered through these same functions (`nalu_rl.agents.cores`,
 `nalu_rl.agents.encoders`, `nalu_rl.agents.catalog`); a module of the user's, imported with
@@ -19,6 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from nalu_rl.agents.wiring import WIRING_OPTIONS, Wiring
+from nalu_rl.units.registry import ARITHMETIC_UNITS, check_entry_name
 
 if TYPE_CHECKING:
     import gymnasium
@@ -49,16 +51,9 @@ ENCODERS: dict[str, EncoderFactory] = {}
 AGENTS: dict[str, AgentSpec] = {}
 
 
-def _check_name(kind: str, name: str, table: Mapping[str, Any], replace_existing: bool) -> None:
-    if not isinstance(name, str) or not name or name.strip() != name:
-        raise ValueError(f"a {kind} name must be a non-empty string without surrounding spaces, got {name!r}")
-    if name in table and not replace_existing:
-        raise ValueError(f"{kind} {name!r} is already registered; pass replace=True to replace it")
-
-
 def register_core(name: str, factory: CoreFactory, *, replace: bool = False) -> None:
     """Make `factory` the core called `name` (a Wiring's `memory_core` or `counter`)."""
-    _check_name("core", name, CORES, replace)
+    check_entry_name("core", name, CORES, replace)
     if not callable(factory):
         raise ValueError(f"core {name!r}: the factory must be callable, got {factory!r}")
     CORES[name] = factory
@@ -66,7 +61,7 @@ def register_core(name: str, factory: CoreFactory, *, replace: bool = False) -> 
 
 def register_encoder(name: str, factory: EncoderFactory, *, replace: bool = False) -> None:
     """Make `factory` the encoder called `name` (a Wiring's `encoder`)."""
-    _check_name("encoder", name, ENCODERS, replace)
+    check_entry_name("encoder", name, ENCODERS, replace)
     if not callable(factory):
         raise ValueError(f"encoder {name!r}: the factory must be callable, got {factory!r}")
     ENCODERS[name] = factory
@@ -85,7 +80,7 @@ def register_agent(
     `summary` is one line for --list-agents; `training_defaults` are training options (Config
     field names) the agent trains with unless the command line gives them.
     """
-    _check_name("agent", name, AGENTS, replace)
+    check_entry_name("agent", name, AGENTS, replace)
     if not isinstance(wiring, Wiring):
         raise ValueError(f"agent {name!r}: expected a Wiring, got {type(wiring).__name__}")
     wiring.validate()
@@ -133,6 +128,18 @@ def agent_wiring(name: str, **options: Any) -> Wiring:
     wiring = replace(spec.wiring, **options)
     wiring.validate()
     return wiring
+
+
+def check_parts_registered(wiring: Wiring) -> None:
+    """ValueError naming the first core, encoder or unit that `wiring` names and no table holds."""
+    cores = [wiring.memory_core] if wiring.has_memory else []
+    for kind, names, table in (
+        ("core", [*cores, *([wiring.counter] if wiring.counter is not None else [])], CORES),
+        ("encoder", [] if wiring.encoder == "auto" else [wiring.encoder], ENCODERS),
+        ("arithmetic unit", [wiring.unit], ARITHMETIC_UNITS),
+    ):
+        for name in names:
+            _lookup(kind, table, name)
 
 
 def describe_agents() -> dict[str, str]:

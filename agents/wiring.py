@@ -1,15 +1,16 @@
 """`Wiring`: how an agent is assembled from named parts, and which signals each part reads.
 
 An agent is an encoder, up to two recurrent cores and two heads. The cores sit in two slots:
-  the memory slot   (signal "lstm"):  a core named by `memory_core` ("lstm" by default, any
-                    registered core); it reads `lstm_inputs` and has `lstm_size` units. The slot
-                    and its fields keep the name of the paper's LSTM, which filled it first.
+  the memory slot   (signal "memory"): a core named by `memory_core` ("lstm" by default, "gru" or
+                    any registered core); it reads `memory_inputs` and has `memory_size` units.
   the counter slot  (signal "count"): a core named by `counter` ("accumulator", "recurrent",
                     "linear-recurrence" or any registered core); it reads `counter_inputs` and has
                     `counter_size` units, built on the arithmetic `unit` where the core uses one.
 The signals the parts read: "encoder" (the encoded observation), "stimulus" (the observation's
-"stimulus" entry, raw; empty where there is none), "bias" (a constant 1), "lstm" and "count".
-Cores, encoders and agents are registered by name (`nalu_rl.agents.registry`).
+"stimulus" entry, raw; empty where there is none), "bias" (a constant 1), "memory" and "count".
+Cores, encoders and agents are registered by name (`nalu_rl.agents.registry`). Wirings stored
+before the memory slot had its own name (fields `lstm_inputs`, `lstm_size`, signal "lstm") load
+through `Wiring.from_dict`, which renames them.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-MEMORY_SIGNAL = "lstm"
+MEMORY_SIGNAL = "memory"
 COUNT_SIGNAL = "count"
-LSTM_INPUTS = ("encoder", "stimulus", COUNT_SIGNAL)
+MEMORY_INPUTS = ("encoder", "stimulus", COUNT_SIGNAL)
 COUNTER_INPUTS = ("encoder", "stimulus", "bias", MEMORY_SIGNAL)
 HEAD_INPUTS = ("encoder", "stimulus", MEMORY_SIGNAL, COUNT_SIGNAL)
 
@@ -29,14 +30,14 @@ class Wiring:
     """How an agent is assembled: its parts by registered name, and what each core and head reads.
 
     encoder: a registered encoder, or "auto": the conv net for uint8 images (H, W, C), the MLP else.
-    memory_core: the registered core of the memory slot (used when lstm_inputs is not empty).
-    lstm_inputs: the memory core's inputs among "encoder", "stimulus", "count"; empty: no memory core.
+    memory_core: the registered core of the memory slot (used when memory_inputs is not empty).
+    memory_inputs: the memory core's inputs among "encoder", "stimulus", "count"; empty: no memory core.
     counter: None (no counter) or the registered core of the counter slot.
-    counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "lstm".
-    actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "lstm", "count".
+    counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "memory".
+    actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "memory", "count".
     actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
     unit: the arithmetic unit of a counter built on one ("nac", "nalu", "nau", "nmu", "signed-nau").
-    counter_size, lstm_size, feature_size: widths of the counter state, the memory core and the
+    counter_size, memory_size, feature_size: widths of the counter state, the memory core and the
         encoder's output (per observation entry).
     feature_norm: layer-normalise the encoder features before anything reads them.
     actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
@@ -44,7 +45,7 @@ class Wiring:
         policy however large it grows.
     """
 
-    lstm_inputs: tuple[str, ...] = ()
+    memory_inputs: tuple[str, ...] = ()
     counter: str | None = None
     counter_inputs: tuple[str, ...] = ()
     actor_inputs: tuple[str, ...] = ()
@@ -53,7 +54,7 @@ class Wiring:
     critic_hidden: int = 0
     unit: str = "nac"
     counter_size: int = 8
-    lstm_size: int = 128
+    memory_size: int = 128
     feature_size: int = 256
     feature_norm: bool = False
     actor_count_clip: float = 0.0
@@ -61,12 +62,12 @@ class Wiring:
     encoder: str = "auto"
 
     @property
-    def has_lstm(self) -> bool:
+    def has_memory(self) -> bool:
         """Whether the memory slot holds a core."""
-        return bool(self.lstm_inputs)
+        return bool(self.memory_inputs)
 
     @property
-    def policy_reads_lstm(self) -> bool:
+    def policy_reads_memory(self) -> bool:
         """Whether the actor head depends on the memory core, directly or through a counter that reads it."""
         through_count = COUNT_SIGNAL in self.actor_inputs and MEMORY_SIGNAL in self.counter_inputs
         return MEMORY_SIGNAL in self.actor_inputs or through_count
@@ -77,7 +78,7 @@ class Wiring:
         Whether its named parts are registered is checked when a model is built from it.
         """
         groups = {
-            "lstm_inputs": (self.lstm_inputs, LSTM_INPUTS),
+            "memory_inputs": (self.memory_inputs, MEMORY_INPUTS),
             "counter_inputs": (self.counter_inputs, COUNTER_INPUTS),
             "actor_inputs": (self.actor_inputs, HEAD_INPUTS),
             "critic_inputs": (self.critic_inputs, HEAD_INPUTS),
@@ -94,13 +95,13 @@ class Wiring:
             raise ValueError("counter_inputs must be given exactly when there is a counter")
         if not self.actor_inputs or not self.critic_inputs:
             raise ValueError("actor_inputs and critic_inputs must not be empty")
-        uses = set(self.lstm_inputs) | set(self.actor_inputs) | set(self.critic_inputs)
+        uses = set(self.memory_inputs) | set(self.actor_inputs) | set(self.critic_inputs)
         if COUNT_SIGNAL in uses and self.counter is None:
             raise ValueError("'count' is read but the wiring has no counter")
         uses |= set(self.counter_inputs)
-        if MEMORY_SIGNAL in uses and not self.has_lstm:
-            raise ValueError("'lstm' is read but the wiring has no memory core")
-        if COUNT_SIGNAL in self.lstm_inputs and MEMORY_SIGNAL in self.counter_inputs:
+        if MEMORY_SIGNAL in uses and not self.has_memory:
+            raise ValueError("'memory' is read but the wiring has no memory core")
+        if COUNT_SIGNAL in self.memory_inputs and MEMORY_SIGNAL in self.counter_inputs:
             raise ValueError("the memory core and the counter cannot read each other at the same step")
         for name in ("actor_hidden", "critic_hidden"):
             if getattr(self, name) < 0:
@@ -109,7 +110,7 @@ class Wiring:
             raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
         if self.actor_count_clip and COUNT_SIGNAL not in self.actor_inputs:
             raise ValueError("actor_count_clip is set but the actor does not read 'count'")
-        for name in ("counter_size", "lstm_size", "feature_size"):
+        for name in ("counter_size", "memory_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
@@ -121,14 +122,33 @@ class Wiring:
     def from_dict(cls, values: dict[str, Any]) -> Wiring:
         """The validated Wiring of `to_dict` output; raises ValueError on unknown or invalid fields.
 
-        Fields added since a checkpoint was written take their defaults.
+        Fields added since a checkpoint was written take their defaults; the memory slot's old names
+        (`lstm_inputs`, `lstm_size`, the signal "lstm") are read as today's.
         """
+        values = _renamed_legacy_names(values)
         unknown = sorted(set(values) - set(WIRING_OPTIONS))
         if unknown:
             raise ValueError(f"unknown wiring fields {unknown}")
         wiring = cls(**{name: _frozen(value) for name, value in values.items()})
         wiring.validate()
         return wiring
+
+
+# The memory slot's first names, after the paper's LSTM that filled it first; stored wirings may hold them.
+LEGACY_FIELD_NAMES = {"lstm_inputs": "memory_inputs", "lstm_size": "memory_size"}
+LEGACY_SIGNAL_NAMES = {"lstm": MEMORY_SIGNAL}
+SIGNAL_LIST_FIELDS = ("memory_inputs", "counter_inputs", "actor_inputs", "critic_inputs")
+
+
+def _renamed_legacy_names(values: dict[str, Any]) -> dict[str, Any]:
+    """Stored wiring fields with the memory slot's old field and signal names replaced by today's."""
+    renamed = {LEGACY_FIELD_NAMES.get(name, name): value for name, value in values.items()}
+    if len(renamed) != len(values):
+        raise ValueError(f"a wiring gives both an old and a new name of one field: {sorted(values)}")
+    for name in SIGNAL_LIST_FIELDS:
+        if isinstance(renamed.get(name), (list, tuple)):
+            renamed[name] = [LEGACY_SIGNAL_NAMES.get(signal, signal) for signal in renamed[name]]
+    return renamed
 
 
 def _plain(value: Any) -> Any:

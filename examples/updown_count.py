@@ -25,7 +25,7 @@ class UpDownCounter(AccumulatorCore):
     def __init__(self, inputs, input_widths, size, wiring) -> None:
         if tuple(inputs) != ("stimulus",):
             raise ValueError(f"the up-down counter reads the stimulus only, got {inputs}")
-        super().__init__(wiring.unit, inputs, 2 * input_widths["stimulus"], size)
+        super().__init__(inputs, {"stimulus": 2 * input_widths["stimulus"]}, size, wiring)
 
     @run_in_float32
     def prepare(self, sequence):

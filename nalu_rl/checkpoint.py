@@ -67,6 +67,20 @@ def build_model(
     return ActorCritic(observation_space, num_actions, wiring, name=agent)
 
 
+def upgrade_model_state(model: torch.nn.Module, state: dict[str, Any]) -> dict[str, Any]:
+    """`state` (a checkpoint's "model") with the keys of the layout before the cores were submodules
+    renamed to today's: a core's parts sat at the model's top (`lstm_input.weight`, `counter_unit.W`)
+    and sit now under its slot (`cores.memory.lstm_input.weight`, `cores.count.counter_unit.W`).
+
+    Keys the model has pass unchanged, so a current checkpoint comes back as it is.
+    """
+    current = model.state_dict().keys()
+    moved = {
+        key.split(".", 2)[2]: key for key in current if key.startswith("cores.") and key.count(".") >= 2
+    }
+    return {(key if key in current else moved.get(key, key)): value for key, value in state.items()}
+
+
 def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """Rebuild the trained ActorCritic of a checkpoint (in eval mode) and return it with its config.
 
@@ -89,7 +103,7 @@ def load_agent(path: str | os.PathLike, device: str | torch.device = "cpu") -> t
         with RunEnvironment.from_config(config) as environment:
             observation_space, num_actions = environment.spaces()
         model = build_model(config["agent"], observation_space, num_actions, payload.get("wiring"))
-        model.load_state_dict(payload["model"])
+        model.load_state_dict(upgrade_model_state(model, payload["model"]))
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"checkpoint {path} does not describe a known agent: {error}") from None
     return model.to(device).eval(), config

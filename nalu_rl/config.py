@@ -322,7 +322,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
 
 def validate(config: Config) -> None:
     """Raise InputError naming the first option whose value cannot work."""
-    from nalu_rl.agents import agent_names
+    from nalu_rl.agents import agent_names, agent_wiring, check_parts_registered
     from nalu_rl.plugins import import_modules
 
     import_modules(config.imports)
@@ -331,6 +331,10 @@ def validate(config: Config) -> None:
             f"unknown agent {config.agent!r}; choose one of {', '.join(agent_names())} "
             "(or register yours in a module given to --import)"
         )
+    try:
+        check_parts_registered(agent_wiring(config.agent))
+    except ValueError as error:
+        raise InputError(f"agent {config.agent!r}: {error}") from None
     positive = (
         "envs_per_actor",
         "hogwild_envs",

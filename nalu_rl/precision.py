@@ -6,8 +6,9 @@ every mode: the arithmetic units and the counter state (bfloat16 holds integers 
 to 256, so a count of T - t would be rounded beyond it), the recurrent state carried between
 steps, and the loss, V-trace targets, values and log-probabilities.
 
-`auto` picks bf16 where the device computes it natively (a CUDA device with bf16 support; a CPU
-whose flags show AMX or AVX-512 BF16) and fp32 elsewhere, where emulated bf16 is slower.
+`auto` picks what was measured faster: on a CPU, bf16 where it computes bfloat16 natively (flags
+AMX or AVX-512 BF16) and fp32 elsewhere, where emulated bf16 is slower; on CUDA, fp32 (on an H200
+the learner ran at 0.56x of fp32 under bf16 autocast: docs/PERFORMANCE.md, "The GPU check").
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+# Why `auto` is fp32 on CUDA: the one measurement there (docs/PERFORMANCE.md, "The GPU check").
+CUDA_AUTO_REASON = "auto: fp32 on CUDA, where bf16 autocast measured 0.56x of fp32 (H200, learner)"
+
+
 def native_bf16_reason(device_type: str) -> str | None:
-    """Why `device_type` ("cpu" or "cuda") computes bfloat16 natively, or None when it does not."""
-    if device_type == "cuda":
-        if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
-            return f"CUDA device {torch.cuda.get_device_name()} supports bfloat16"
+    """Why a CPU computes bfloat16 natively (its flags), or None when it does not or for another device."""
+    if device_type != "cpu":
         return None
     found = [flag for flag in NATIVE_BF16_CPU_FLAGS if flag in cpu_flags()]
     return f"CPU flags {', '.join(found)}" if found else None
@@ -59,11 +62,11 @@ def resolve_precision(requested: str, device: torch.device | str) -> tuple[str, 
     device_type = torch.device(device).type
     if requested != "auto":
         return requested, f"--precision {requested}"
+    if device_type == "cuda":
+        return "fp32", CUDA_AUTO_REASON
     native = native_bf16_reason(device_type)
     if native is not None:
         return "bf16", f"auto: {native}"
-    if device_type == "cuda":
-        return "fp32", "auto: the CUDA device has no bfloat16 support"
     return "fp32", f"auto: no native bfloat16 on this {device_type} (no {' or '.join(NATIVE_BF16_CPU_FLAGS)})"
 
 

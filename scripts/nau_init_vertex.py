@@ -29,7 +29,7 @@ def main() -> None:
     at_vertex, largest = 0, 0.0
     for seed in range(args.builds):
         torch.manual_seed(seed)
-        weight = make_agent(args.agent, space).counter_unit.weight.detach()
+        weight = make_agent(args.agent, space).cores["count"].counter_unit.weight.detach()
         at_vertex += bool((weight.abs() >= 1).any())
         largest = max(largest, float(weight.abs().max()))
     print(

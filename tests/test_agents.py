@@ -90,8 +90,8 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
     named = model.describe_state(next_state)
     assert list(named) == list(model.state_names)
     wiring = model.wiring
-    if wiring.has_lstm:
-        assert named["lstm_h"].shape == (batch, wiring.lstm_size)
+    if wiring.has_memory:
+        assert named[model.cores["memory"].state_names[0]].shape == (batch, wiring.memory_size)
     if wiring.counter == "linear-recurrence":
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
     elif wiring.counter is not None:
@@ -164,7 +164,7 @@ def hand_set_countdown(model: ActorCritic) -> None:
     """Set the counter's first unit to add +1 x stimulus - 1 x bias per step, exactly, all others to 0."""
     wiring = model.wiring
     assert wiring.counter == "accumulator" and wiring.unit == "nac"
-    unit = model.counter_unit
+    unit = model.cores["count"].counter_unit
     with torch.no_grad():
         unit.W_hat.zero_()
         unit.M_hat.fill_(20.0)  # sigmoid(20) rounds to exactly 1.0 in float32, as does tanh(20)
@@ -249,14 +249,14 @@ def test_regularizer_sums_the_units_regularizers() -> None:
     nau_agent = make_agent("nau", space)
     regularizer = nau_agent.regularizer()
     assert regularizer.item() > 0.0
-    torch.testing.assert_close(regularizer, nau_agent.counter_unit.regularizer())
+    torch.testing.assert_close(regularizer, nau_agent.cores["count"].counter_unit.regularizer())
     regularizer.backward()
-    assert nau_agent.counter_unit.W.grad.abs().sum() > 0
+    assert nau_agent.cores["count"].counter_unit.W.grad.abs().sum() > 0
 
 
 def test_options_override_the_wiring_sizes() -> None:
     model = make_agent(
-        "nac-paper", observation_space("symbolic"), num_actions=3, lstm_size=16, counter_size=2
+        "nac-paper", observation_space("symbolic"), num_actions=3, memory_size=16, counter_size=2
     )
     state = model.initial_state(4)
     assert [tensor.shape for tensor in state] == [(4, 16), (4, 16), (4, 2)]
@@ -282,13 +282,13 @@ def test_registry_names_the_required_agents_and_nac_is_an_lstm_with_an_accumulat
     descriptions = describe_agents()
     assert all(descriptions[name] for name in agent_names())
     nac = agent_wiring("nac")
-    assert nac.has_lstm and nac.counter == "accumulator" and nac.unit == "nac"
+    assert nac.has_memory and nac.counter == "accumulator" and nac.unit == "nac"
     assert agent_wiring("nalu").unit == "nalu" and agent_wiring("nau").unit == "nau"
-    assert not agent_wiring("nac-ff").has_lstm
+    assert not agent_wiring("nac-ff").has_memory
     # the paper-literal wiring: a recurrent NAC beside the LSTM, both reaching both heads
     paper = agent_wiring("nac-paper")
-    assert paper.counter == "recurrent" and {"lstm", "count"} <= set(paper.actor_inputs)
-    assert {"lstm", "count"} <= set(paper.critic_inputs)
+    assert paper.counter == "recurrent" and {"memory", "count"} <= set(paper.actor_inputs)
+    assert {"memory", "count"} <= set(paper.critic_inputs)
 
 
 def test_pixels_are_scaled_inside_the_model() -> None:
@@ -375,7 +375,7 @@ def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> 
     model = make_agent("nau-saturated-count", space)
     assert model.wiring.actor_count_clip == 10.0
     with torch.no_grad():
-        model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))  # count after the onset: T - 1
+        model.cores["count"].counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))  # count after the onset: T - 1
     delays = torch.tensor([3.0, 6.0, 11.0, 12.0, 50.0, 1000.0])  # counts 2, 5, 10, 11, 49, 999
     obs = random_observations(space, 1, 1)
     obs = {"grid": obs["grid"].expand(1, len(delays), -1, -1, -1), "stimulus": delays.view(1, -1, 1)}

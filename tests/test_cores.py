@@ -10,9 +10,17 @@ import torch
 from gymnasium import spaces
 
 from nalu_rl.agents import Wiring, agent_wiring, make_agent
-from nalu_rl.agents.cores import AccumulatorCore, Core, LinearRecurrenceCore, LSTMCore, RecurrentUnitCore
+from nalu_rl.agents.cores import (
+    AccumulatorCore,
+    Core,
+    GRUCore,
+    LinearRecurrenceCore,
+    LSTMCore,
+    RecurrentUnitCore,
+)
 
-WIDTHS = {"encoder": 6, "stimulus": 1, "bias": 1, "lstm": 5, "count": 3}
+WIDTHS = {"encoder": 6, "stimulus": 1, "bias": 1, "memory": 5, "count": 3}
+NAC, NAU = Wiring(unit="nac"), Wiring(unit="nau")
 STEPS, BATCH = 5, 4
 
 
@@ -35,14 +43,16 @@ def random_state(core: Core, seed: int = 1) -> tuple[torch.Tensor, ...]:
 def all_cores() -> list[Core]:
     torch.manual_seed(0)
     return [
-        LSTMCore(("encoder", "stimulus"), WIDTHS, WIDTHS["lstm"]),
-        LSTMCore(("encoder", "stimulus", "count"), WIDTHS, WIDTHS["lstm"]),
-        AccumulatorCore("nac", ("stimulus", "bias"), 2, WIDTHS["count"]),
-        AccumulatorCore("nau", ("lstm", "stimulus", "bias"), 7, WIDTHS["count"]),
-        RecurrentUnitCore("nac", ("stimulus", "bias"), 2, WIDTHS["count"]),
-        RecurrentUnitCore("nac", ("lstm", "stimulus"), 6, WIDTHS["count"]),
-        LinearRecurrenceCore(("stimulus", "bias"), 2, WIDTHS["count"]),
-        LinearRecurrenceCore(("lstm", "stimulus"), 6, WIDTHS["count"]),
+        LSTMCore(("encoder", "stimulus"), WIDTHS, WIDTHS["memory"], NAC),
+        LSTMCore(("encoder", "stimulus", "count"), WIDTHS, WIDTHS["memory"], NAC),
+        GRUCore(("encoder", "stimulus"), WIDTHS, WIDTHS["memory"], NAC),
+        GRUCore(("encoder", "stimulus", "count"), WIDTHS, WIDTHS["memory"], NAC),
+        AccumulatorCore(("stimulus", "bias"), WIDTHS, WIDTHS["count"], NAC),
+        AccumulatorCore(("memory", "stimulus", "bias"), WIDTHS, WIDTHS["count"], NAU),
+        RecurrentUnitCore(("stimulus", "bias"), WIDTHS, WIDTHS["count"], NAC),
+        RecurrentUnitCore(("memory", "stimulus"), WIDTHS, WIDTHS["count"], NAC),
+        LinearRecurrenceCore(("stimulus", "bias"), WIDTHS, WIDTHS["count"], NAC),
+        LinearRecurrenceCore(("memory", "stimulus"), WIDTHS, WIDTHS["count"], NAC),
     ]
 
 
@@ -88,7 +98,7 @@ def test_each_core_names_a_state_of_its_own_size(core: Core) -> None:
 
 def test_accumulator_increments_in_one_call_equal_the_step_by_step_path() -> None:
     torch.manual_seed(0)
-    core = AccumulatorCore("nac", ("encoder", "stimulus", "bias"), 8, WIDTHS["count"])
+    core = AccumulatorCore(("encoder", "stimulus", "bias"), WIDTHS, WIDTHS["count"], NAC)
     keeps = torch.ones(STEPS, BATCH, 1)
     keeps[2, 0] = 0.0
     prepared = core.prepare(sequence_signals())
@@ -101,7 +111,7 @@ def test_accumulator_increments_in_one_call_equal_the_step_by_step_path() -> Non
 
 
 def test_accumulator_adds_its_increment_to_the_carried_count() -> None:
-    core = AccumulatorCore("nac", ("stimulus", "bias"), 2, 1)
+    core = AccumulatorCore(("stimulus", "bias"), WIDTHS, 1, NAC)
     with torch.no_grad():
         core.counter_unit.W_hat.fill_(20.0)  # W = [1, 1] exactly: the increment is stimulus + 1
         core.counter_unit.M_hat.fill_(20.0)
@@ -113,7 +123,7 @@ def test_accumulator_adds_its_increment_to_the_carried_count() -> None:
 
 def test_the_linear_recurrence_is_the_complex_diagonal_recurrence_and_stays_stable() -> None:
     torch.manual_seed(3)
-    core = LinearRecurrenceCore(("encoder", "stimulus", "bias"), 8, WIDTHS["count"])
+    core = LinearRecurrenceCore(("encoder", "stimulus", "bias"), WIDTHS, WIDTHS["count"], NAC)
     recurrence = core.linear_recurrence
     modulus = torch.exp(-torch.exp(recurrence.nu_log)).detach()
     assert bool(((modulus >= 0.9) & (modulus <= 0.999)).all())
@@ -137,22 +147,23 @@ def test_the_linear_recurrence_is_the_complex_diagonal_recurrence_and_stays_stab
         assert bool((torch.complex(*recurrence.eigenvalues()).abs() <= 1.0).all())
 
 
-def test_only_a_counter_that_reads_another_core_prepares_nothing_ahead() -> None:
+def test_only_a_core_that_concats_another_cores_signal_prepares_nothing_ahead() -> None:
     for core in all_cores():
         prepared = core.prepare(sequence_signals())
-        counter_reading_a_core = not isinstance(core, LSTMCore) and bool(core.reads_cores)
-        assert (prepared is None) == counter_reading_a_core
+        reads_a_core_stepwise = not isinstance(core, LSTMCore) and bool(core.reads_cores)
+        assert (prepared is None) == reads_a_core_stepwise
 
 
 @pytest.mark.parametrize(
     ("name", "order"),
     [
-        ("nac", ("lstm", "count")),  # neither reads the other
-        ("nac-paper", ("lstm", "count")),  # the counter reads h_t
-        ("nac-lstm-feeds", ("lstm", "count")),
-        ("nac-lstm-reads", ("count", "lstm")),  # the LSTM reads m_t
+        ("nac", ("memory", "count")),  # neither reads the other
+        ("nac-paper", ("memory", "count")),  # the counter reads h_t
+        ("nac-lstm-feeds", ("memory", "count")),
+        ("nac-lstm-reads", ("count", "memory")),  # the LSTM reads m_t
         ("nac-ff", ("count",)),
-        ("lstm", ("lstm",)),
+        ("lstm", ("memory",)),
+        ("gru", ("memory",)),
     ],
 )
 def test_a_core_that_reads_another_steps_after_it(name: str, order: tuple[str, ...]) -> None:
@@ -187,8 +198,8 @@ def test_actor_count_clip_clamps_the_count_the_actor_reads_and_not_the_critics()
     clipped = make_agent("nac", space, actor_count_clip=0.5)
     clipped.load_state_dict(plain.state_dict())
     with torch.no_grad():
-        plain.counter_unit.W_hat.fill_(20.0)  # every count unit adds stimulus + 1 per step
-        plain.counter_unit.M_hat.fill_(20.0)
+        plain.cores["count"].counter_unit.W_hat.fill_(20.0)  # every count unit adds stimulus + 1 per step
+        plain.cores["count"].counter_unit.M_hat.fill_(20.0)
         clipped.load_state_dict(plain.state_dict())
         obs, starts = counting_inputs(4, 3)
         logits, value, state = clipped(obs, starts, clipped.initial_state(3))
@@ -213,3 +224,19 @@ def test_actor_count_clip_defaults_to_off_and_must_not_be_negative() -> None:
     del older["actor_count_clip"]
     assert Wiring.from_dict(older) == agent_wiring("nac")
     assert Wiring.from_dict(agent_wiring("nac", actor_count_clip=2.0).to_dict()).actor_count_clip == 2.0
+
+
+def test_the_gru_core_computes_torchs_gru_cell_with_its_weights() -> None:
+    torch.manual_seed(4)
+    for inputs in (("encoder", "stimulus"), ("count", "stimulus")):
+        core = GRUCore(inputs, WIDTHS, WIDTHS["memory"], NAC)
+        keeps = torch.ones(STEPS, BATCH, 1)
+        keeps[2, 1] = 0.0
+        state = random_state(core)
+        with torch.no_grad():
+            outputs, _ = run_core(core, state, keeps)
+            sequence, h = sequence_signals(), state[0]
+            for t in range(STEPS):
+                x = torch.cat([step_signals(core, sequence, t)[name] for name in inputs], -1)
+                h = core.gru_cell(x, h * keeps[t])
+                torch.testing.assert_close(outputs[t], h, rtol=1e-5, atol=1e-6)

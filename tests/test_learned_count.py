@@ -55,7 +55,7 @@ def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dic
     starts = torch.zeros(steps, 1, dtype=torch.bool)
     starts[0] = True
     counts = []
-    core = next(core for core in model.cores if isinstance(core, EventCounterCore))
+    core = model.cores["count"]
     original_step = core.step
 
     def recording_step(*args, **kwargs):
@@ -72,7 +72,7 @@ def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dic
 def test_with_unit_weights_the_count_is_an_exact_integer_sum_of_its_events_over_1000_steps() -> None:
     torch.manual_seed(0)
     model = make_agent("learned-count", IntervalTimingEnv(obs_mode="symbolic").observation_space)
-    core = next(core for core in model.cores if isinstance(core, EventCounterCore))
+    core = model.cores["count"]
     with torch.no_grad():
         core.counter_unit.W.copy_(torch.tensor([[1.0, -1.0, 1.0]]))  # stimulus +1, event 0 -1, event 1 +1
     played = _play_interval_timing(model, delay=300, steps=1000)

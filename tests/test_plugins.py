@@ -3,10 +3,12 @@ and options as the project's own (`register_*`, `--import`, `--env-id`)."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +16,10 @@ import gymnasium
 import pytest
 import torch
 
+from nalu_rl import checkpoint as checkpoint_module
 from nalu_rl import train
 from nalu_rl.agents import (
+    Core,
     Wiring,
     agent_names,
     agent_spec,
@@ -28,6 +32,7 @@ from nalu_rl.agents import (
 from nalu_rl.agents import registry as agent_registry
 from nalu_rl.checkpoint import load_agent, load_checkpoint
 from nalu_rl.config import parse_config
+from nalu_rl.units import registry as unit_registry
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLE = REPOSITORY / "examples" / "custom_core.py"
@@ -45,10 +50,14 @@ TINY = [
 
 
 @pytest.fixture
-def clean_registries(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_registries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Registrations made by a test are undone after it."""
     for table in (agent_registry.CORES, agent_registry.ENCODERS, agent_registry.AGENTS):
         monkeypatch.setattr(agent_registry, _table_name(table), dict(table))
+    units = dict(unit_registry.ARITHMETIC_UNITS)
+    yield
+    unit_registry.ARITHMETIC_UNITS.clear()
+    unit_registry.ARITHMETIC_UNITS.update(units)
 
 
 def _table_name(table: dict) -> str:
@@ -70,7 +79,7 @@ def test_the_projects_own_agents_are_registry_entries_with_their_training_defaul
 
 @pytest.mark.usefixtures("clean_registries")
 def test_an_agent_registered_after_import_is_known_everywhere() -> None:
-    register_agent("lstm-small", replace(agent_wiring("lstm"), lstm_size=16), "A small LSTM.")
+    register_agent("lstm-small", replace(agent_wiring("lstm"), memory_size=16), "A small LSTM.")
     assert "lstm-small" in agent_names()
     config, _ = parse_config(["--agent", "lstm-small", "--obs", "symbolic"])
     assert config.agent == "lstm-small"
@@ -89,8 +98,8 @@ def test_a_name_is_registered_once_unless_replaced() -> None:
 
 def test_an_unregistered_part_is_named_with_the_registered_ones() -> None:
     space = gymnasium.spaces.Box(0.0, 1.0, (3,))
-    with pytest.raises(ValueError, match="unknown core 'gru'; registered cores: lstm"):
-        make_agent("lstm", space, 2, memory_core="gru")
+    with pytest.raises(ValueError, match="unknown core 'leaky'; registered cores: lstm, gru"):
+        make_agent("lstm", space, 2, memory_core="leaky")
     with pytest.raises(ValueError, match="unknown encoder 'resnet'"):
         make_agent("lstm", space, 2, encoder="resnet")
 
@@ -144,7 +153,7 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
             "--import",
             "custom_core",
             "--agent",
-            "gru",
+            "leaky",
             *TINY,
             "--total-steps",
             "2000",
@@ -157,7 +166,7 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
     )
     assert trained.returncode == 0, trained.stderr
     checkpoint = load_checkpoint(run)
-    assert checkpoint["config"]["imports"] == ["custom_core"] and checkpoint["wiring"]["memory_core"] == "gru"
+    assert checkpoint["config"]["imports"] == ["custom_core"] and checkpoint["wiring"]["counter"] == "leaky"
     # A fresh process, no --import: the checkpoint names its module.
     evaluated = run_command(
         "nalu_rl.evaluate",
@@ -174,16 +183,63 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
     assert elsewhere.stderr.count("\n") == 1 and "custom_core" in elsewhere.stderr
 
 
-def test_a_run_of_the_gru_loads_in_process_with_its_module_on_the_path(
+def test_a_cores_bare_parameter_is_trained_saved_moved_and_loaded_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The example's leaky integrator keeps its decay in a bare nn.Parameter, outside any layer.
     monkeypatch.syspath_prepend(str(EXAMPLE.parent))
     run = tmp_path / "run"
     train.run_training(
-        ["--import", "custom_core", "--agent", "gru", *TINY, "--total-steps", "200", "--logdir", str(run)]
+        ["--import", "custom_core", "--agent", "leaky", *TINY, "--total-steps", "400", "--logdir", str(run)]
     )
+    saved = load_checkpoint(run)["model"]["cores.count.decay_logit"]
+    assert not torch.equal(saved, torch.full_like(saved, 3.0))  # moved from its initial value by the updates
     model, config = load_agent(run)
-    assert config["imports"] == ["custom_core"] and model.state_names == ("gru_h",)
+    assert config["imports"] == ["custom_core"] and model.state_names == ("lstm_h", "lstm_c", "leaky")
+    assert torch.equal(model.cores["count"].decay_logit, saved)
+    assert model.double().cores["count"].decay_logit.dtype == torch.float64  # .to() reaches it
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_a_cores_parts_cannot_shadow_the_models_own_or_another_cores() -> None:
+    class Shadowing(Core):
+        """A counter whose layers are named like the model's heads and encoder."""
+
+        def __init__(self, inputs, input_widths, size, wiring) -> None:
+            super().__init__(inputs, ("shadow",), size)
+            self.actor = torch.nn.Linear(sum(input_widths[name] for name in inputs), size)
+            self.encoder = torch.nn.Linear(1, 1)
+
+        def step(self, prepared, signals, state, keep):
+            m = state[0] * keep + self.actor(torch.cat([signals[name] for name in self.inputs], -1))
+            return m, (m,)
+
+    register_core("shadowing", Shadowing)
+    model = make_agent("nac", gymnasium.spaces.Box(0.0, 1.0, (3,)), 2, counter="shadowing")
+    assert model.actor is not model.cores["count"].actor and model.encoder is not model.cores["count"].encoder
+    keys = model.state_dict().keys()
+    assert {"actor.0.weight", "cores.count.actor.weight", "cores.count.encoder.weight"} <= set(keys)
+
+
+def test_old_checkpoints_load_with_the_cores_layers_at_the_top_and_the_lstm_names() -> None:
+    for name in checkpoint_module.shipped_checkpoint_names():
+        payload = load_checkpoint(checkpoint_module.shipped_checkpoint(name))
+        assert "lstm_inputs" in payload["wiring"] and "lstm_hidden.weight" in payload["model"]
+        model, _ = load_agent(checkpoint_module.shipped_checkpoint(name))
+        state = model.state_dict()
+        assert state.keys() == checkpoint_module.upgrade_model_state(model, payload["model"]).keys()
+        assert torch.equal(state["cores.memory.lstm_hidden.weight"], payload["model"]["lstm_hidden.weight"])
+        assert model.wiring.memory_inputs == tuple(payload["wiring"]["lstm_inputs"]), name
+
+
+def test_a_stored_wiring_with_the_lstm_names_reads_as_the_memory_names() -> None:
+    stored = agent_wiring("nac-paper").to_dict()
+    stored["lstm_inputs"], stored["lstm_size"] = stored.pop("memory_inputs"), stored.pop("memory_size")
+    for field in ("counter_inputs", "actor_inputs", "critic_inputs"):
+        stored[field] = ["lstm" if signal == "memory" else signal for signal in stored[field]]
+    assert Wiring.from_dict(stored) == agent_wiring("nac-paper")
+    with pytest.raises(ValueError, match="both an old and a new name"):
+        Wiring.from_dict({**stored, "memory_size": 64})
 
 
 def test_cartpole_trains_through_env_id_and_writes_its_run_folder(tmp_path: Path) -> None:
@@ -214,6 +270,40 @@ def test_bad_plugin_input_is_one_line_exit_2(argv: list[str], message: str, tmp_
     assert message in result.stderr
 
 
+def test_an_agent_naming_an_unregistered_unit_is_one_line_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "typo_unit.py").write_text(
+        "from dataclasses import replace\n"
+        "from nalu_rl.agents import agent_wiring, register_agent\n"
+        "register_agent('typo', replace(agent_wiring('nac'), unit='nacc'), 'nac with a misspelt unit')\n"
+    )
+    argv = ["--import", "typo_unit", "--agent", "typo", *TINY, "--total-steps", "100"]
+    result = run_command("nalu_rl.train", argv, tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "agent 'typo': unknown arithmetic unit 'nacc'; registered arithmetic units: nac" in result.stderr
+
+
+@pytest.mark.usefixtures("clean_registries")
+def test_the_unit_example_is_a_real_npu_that_the_accumulator_builds_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.delitem(sys.modules, "custom_unit", raising=False)
+    custom_unit = importlib.import_module("custom_unit")
+    monkeypatch.setitem(sys.modules, "custom_unit", custom_unit)  # forgotten after the test
+    npu = custom_unit.RealNPU(2, 1)
+    with torch.no_grad():
+        npu.W.copy_(torch.tensor([[1.0, 1.0]]))
+        npu.gate.fill_(1.0)
+    x = torch.tensor([[3.0, 4.0], [-3.0, 4.0], [-3.0, -4.0], [0.5, 6.0]])
+    torch.testing.assert_close(npu(x), (x[:, 0] * x[:, 1]).unsqueeze(-1), rtol=1e-4, atol=1e-4)
+    model = make_agent("npu", gymnasium.spaces.Box(0.0, 1.0, (3,)), 2)
+    assert isinstance(model.cores["count"].counter_unit, custom_unit.RealNPU)
+    observation = {"observation": torch.rand(4, 2, 3)}
+    logits, _, _ = model(observation, torch.zeros(4, 2, dtype=torch.bool), model.initial_state(2))
+    assert torch.isfinite(logits).all()
+    assert any(parameter is model.cores["count"].counter_unit.gate for parameter in model.parameters())
+
+
 def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_path: Path) -> None:
     (tmp_path / "my_lab.py").write_text(
         textwrap.dedent(
@@ -224,7 +314,7 @@ def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_pat
 
             gymnasium.register(id="my_lab/Chain-v0", entry_point="gymnasium.envs.toy_text:FrozenLakeEnv",
                                kwargs={"is_slippery": False})
-            register_agent("tiny-lstm", replace(agent_wiring("lstm"), lstm_size=8), "An 8-unit LSTM.")
+            register_agent("tiny-lstm", replace(agent_wiring("lstm"), memory_size=8), "An 8-unit LSTM.")
             """
         )
     )
@@ -259,7 +349,7 @@ def test_the_updown_example_counts_the_time_left_of_interval_timing_with_unit_we
     env = gymnasium.make("nalu_rl/IntervalTiming-v0", obs_mode="symbolic")
     model = make_agent("updown-count", env.observation_space)
     with torch.no_grad():
-        model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))
+        model.cores["count"].counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))
     delay = 7
     lights = torch.tensor([1.0] * delay + [0.0] * (2 * delay + 3)).view(-1, 1, 1)
     state = model.initial_state(1)

@@ -1,4 +1,5 @@
-"""`--precision`: auto picks bf16 only where the hardware has it, and the count stays exact in bf16."""
+"""`--precision`: auto picks bf16 only on a CPU with native bfloat16 (fp32 on CUDA, where it was
+measured slower), and the count stays exact in bf16."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_bf16_count_after_1000_steps_equals_the_float32_count_exactly(agent: str
     torch.manual_seed(0)
     # A small LSTM and encoder keep emulated bfloat16 fast; the counter reads only stimulus and bias.
     space = TimeTrackEnv(obs_mode="symbolic").observation_space
-    model = make_agent(agent, space, lstm_size=16, feature_size=16).eval()
+    model = make_agent(agent, space, memory_size=16, feature_size=16).eval()
     # 1001 is not a bfloat16 number (bf16 holds integers exactly only up to 256).
     float32_count = count_after_steps(model, "fp32", 1001.0, 1000)
     bf16_count = count_after_steps(model, "bf16", 1001.0, 1000)
@@ -73,11 +74,11 @@ def test_bf16_count_on_cuda_equals_the_float32_count_exactly(agent: str) -> None
     assert torch.equal(bf16_count, float32_count)
 
 
-@pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_auto_picks_bf16_on_a_cuda_device_that_supports_it() -> None:
-    expected = "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-    assert precision.resolve_precision("auto", "cuda")[0] == expected
+def test_auto_picks_fp32_on_cuda_where_bf16_was_measured_slower() -> None:
+    # Resolving needs no device: the rule is the H200 measurement (docs/PERFORMANCE.md, "The GPU check").
+    resolved, reason = precision.resolve_precision("auto", "cuda")
+    assert resolved == "fp32" and "0.56x" in reason
+    assert precision.resolve_precision("bf16", "cuda")[0] == "bf16"
 
 
 @pytest.mark.cuda
@@ -103,9 +104,10 @@ def test_bf16_learner_update_on_cuda_is_finite_and_keeps_float32_weights() -> No
 @pytest.mark.slow
 def test_bf16_exact_count_ends_at_the_time_left() -> None:
     space = TimeTrackEnv(obs_mode="symbolic").observation_space
-    model = make_agent("nau-scalar-count", space, lstm_size=16, feature_size=16).eval()
+    model = make_agent("nau-scalar-count", space, memory_size=16, feature_size=16).eval()
     with torch.no_grad():
-        model.counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))  # m_t = T - (t + 1): the time left
+        # m_t = T - (t + 1): the time left
+        model.cores["count"].counter_unit.W.copy_(torch.tensor([[1.0, -1.0]]))
     count = count_after_steps(model, "bf16", 1001.0, 1000)
     assert count.flatten().tolist() == [1.0, 1.0]
 

@@ -32,7 +32,7 @@ def test_wirings_know_whether_their_policy_reads_an_lstm() -> None:
     from nalu_rl.agents import agent_wiring
 
     names = ("lstm", "nac", "nac-ff", "nac-lstm-feeds")
-    reads = {name: agent_wiring(name).policy_reads_lstm for name in names}
+    reads = {name: agent_wiring(name).policy_reads_memory for name in names}
     assert reads == {"lstm": True, "nac": False, "nac-ff": False, "nac-lstm-feeds": True}
 
 

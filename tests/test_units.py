@@ -16,6 +16,7 @@ from nalu_rl import (
     NMU,
     clamp_unit_weights_,
     make_unit,
+    register_unit,
     regularizer_scale,
     sparsity_regularizer,
     total_regularizer,
@@ -60,8 +61,36 @@ def test_registry_builds_each_unit_by_name_and_it_accepts_any_leading_dims(name)
 
 
 def test_registry_rejects_an_unknown_unit_by_name():
-    with pytest.raises(ValueError, match="'nacc'"):
+    with pytest.raises(ValueError, match="unknown arithmetic unit 'nacc'; registered arithmetic units: nac"):
         make_unit("nacc", 2, 1)
+
+
+@pytest.fixture
+def restored_units():
+    """Units registered by a test are unregistered after it."""
+    saved = dict(ARITHMETIC_UNITS)
+    yield
+    ARITHMETIC_UNITS.clear()
+    ARITHMETIC_UNITS.update(saved)
+
+
+@pytest.mark.usefixtures("restored_units")
+def test_a_registered_unit_is_built_by_name_once_registered_and_not_replaced_silently():
+
+    class Doubled(NAC):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    register_unit("doubled-nac", Doubled)
+    assert isinstance(make_unit("doubled-nac", 3, 2), Doubled)
+    with pytest.raises(ValueError, match="already registered"):
+        register_unit("doubled-nac", NAC)
+    register_unit("doubled-nac", NAC, replace=True)
+    assert type(make_unit("doubled-nac", 3, 2)) is NAC
+    with pytest.raises(ValueError, match="subclass of nalu_rl.units.ArithmeticUnit"):
+        register_unit("linear", torch.nn.Linear)
+    with pytest.raises(ValueError, match="non-empty string"):
+        register_unit(" nac", NAC)
 
 
 def test_nac_uses_the_weight_recomputed_after_an_optimiser_step():

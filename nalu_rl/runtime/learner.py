@@ -212,7 +212,7 @@ def train_learner(run: TrainingRun) -> None:
     buffers_per_actor = 1 if synchronous else config.buffers_per_actor
     # validate() has refused a batch larger than the buffers when actors run ahead.
     batch_unrolls = config.actors if synchronous else config.batch_unrolls
-    if not serial and not synchronous and run.model.wiring.policy_reads_lstm:
+    if not serial and not synchronous and run.model.wiring.policy_reads_memory:
         print(
             f"warning: {config.agent}'s policy reads an LSTM, which did not learn with actors running "
             "ahead (--no-synchronous); see docs/RESULTS.md, 'Policy lag and LSTM policies'",

@@ -7,7 +7,8 @@ nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, Sign
               regularizer_scale
 gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
-registry.py   ARITHMETIC_UNITS by name, unit_class, make_unit, total_regularizer, clamp_unit_weights_
+registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit, total_regularizer,
+              clamp_unit_weights_
 """
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
@@ -19,6 +20,7 @@ from nalu_rl.units.registry import (
     ARITHMETIC_UNITS,
     clamp_unit_weights_,
     make_unit,
+    register_unit,
     total_regularizer,
     unit_class,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "clamp_unit_weights_",
     "make_unit",
     "nac_weight",
+    "register_unit",
     "regularizer_scale",
     "run_in_float32",
     "sparsity_regularizer",

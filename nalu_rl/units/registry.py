@@ -1,7 +1,16 @@
-"""The registry of arithmetic units by name, and what applies to every unit of a model at once."""
+"""The registry of arithmetic units by name, and what applies to every unit of a model at once.
+
+The project's units are registered through the call a user's module makes (docs/EXTENDING.md,
+"A unit"); a Wiring's `unit` names one, and a counter core builds it with `make_unit`:
+
+    register_unit("npu", RealNPU)      # RealNPU(in_features, out_features) -> an ArithmeticUnit
+
+Names are looked up when a unit is built, so a unit registered after import is seen.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -12,24 +21,40 @@ from nalu_rl.units.gate import BinaryGate
 from nalu_rl.units.nac import NAC, NALU
 from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU
 
-ARITHMETIC_UNITS: dict[str, type[nn.Module]] = {
-    "nac": NAC,
-    "nalu": NALU,
-    "nau": NAU,
-    "signed-nau": SignedNAU,
-    "nmu": NMU,
-}
+ARITHMETIC_UNITS: dict[str, type[ArithmeticUnit]] = {}
+
+
+def check_entry_name(kind: str, name: str, table: Mapping[str, Any], replace_existing: bool) -> None:
+    """ValueError unless `name` may be registered as a `kind` in `table`: a non-empty string without
+    surrounding spaces, not yet taken unless `replace_existing`. Every registry of parts uses it."""
+    if not isinstance(name, str) or not name or name.strip() != name:
+        raise ValueError(f"a {kind} name must be a non-empty string without surrounding spaces, got {name!r}")
+    if name in table and not replace_existing:
+        raise ValueError(f"{kind} {name!r} is already registered; pass replace=True to replace it")
+
+
+def register_unit(name: str, unit: type[ArithmeticUnit], *, replace: bool = False) -> None:
+    """Make the class `unit` the arithmetic unit called `name` (a Wiring's `unit`).
+
+    `unit(in_features, out_features, **options)` builds a module mapping [..., in] to [..., out]. As
+    a subclass of `ArithmeticUnit`, its `regularizer()` joins the loss, its parameters the units'
+    learning-rate group (--unit-lr-scale) and its `weight` the TensorBoard histograms.
+    """
+    check_entry_name("unit", name, ARITHMETIC_UNITS, replace)
+    if not (isinstance(unit, type) and issubclass(unit, ArithmeticUnit)):
+        raise ValueError(f"unit {name!r}: expected a subclass of nalu_rl.units.ArithmeticUnit, got {unit!r}")
+    ARITHMETIC_UNITS[name] = unit
 
 
 def unit_class(name_or_class: str | type[nn.Module]) -> type[nn.Module]:
-    """The unit class for a registry name ("nac", "nalu", "nau", "nmu") or a class passed through."""
+    """The unit class registered as `name_or_class` ("nac", "nau", ...), or a class passed through;
+    ValueError naming the registered units for an unknown name."""
     if isinstance(name_or_class, type):
         return name_or_class
-    try:
-        return ARITHMETIC_UNITS[name_or_class]
-    except KeyError:
-        known = ", ".join(sorted(ARITHMETIC_UNITS))
-        raise ValueError(f"unknown arithmetic unit {name_or_class!r}; known units: {known}") from None
+    if name_or_class not in ARITHMETIC_UNITS:
+        known = ", ".join(ARITHMETIC_UNITS) or "none"
+        raise ValueError(f"unknown arithmetic unit {name_or_class!r}; registered arithmetic units: {known}")
+    return ARITHMETIC_UNITS[name_or_class]
 
 
 def make_unit(
@@ -56,3 +81,8 @@ def clamp_unit_weights_(model: nn.Module) -> None:
     for module in model.modules():
         if isinstance(module, ClampedUnit):
             module.clamp_weights_()
+
+
+# The project's units, registered as a user's unit is.
+for _name, _unit in (("nac", NAC), ("nalu", NALU), ("nau", NAU), ("signed-nau", SignedNAU), ("nmu", NMU)):
+    register_unit(_name, _unit)
