@@ -4,7 +4,7 @@ registries of cores, encoders and agents that the project's own parts and a user
 
 from nalu_rl.agents import catalog as _catalog  # noqa: F401  (registers the project's agents)
 from nalu_rl.agents.cores import Core
-from nalu_rl.agents.encoders import OBSERVATION_KEY, STIMULUS_KEY, observation_dict_space
+from nalu_rl.agents.encoders import OBSERVATION_KEY, STIMULUS_KEY
 from nalu_rl.agents.losses import (
     LossTerms,
     VTraceReturns,
@@ -15,6 +15,7 @@ from nalu_rl.agents.losses import (
     vtrace,
 )
 from nalu_rl.agents.model import ActorCritic, make_agent
+from nalu_rl.agents.observations import observation_dict_space
 from nalu_rl.agents.registry import (
     AgentSpec,
     agent_names,

@@ -78,7 +78,11 @@ SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 
 # signed-count whose count reads learned events instead of [stimulus, 1]: what to count is learned
 # from the reward, the same wiring for every timing task (it reads neither the task's id nor options).
-LEARNED_COUNT = replace(SIGNED_COUNT, counter="event-count", counter_inputs=_ENCODER_AND_STIMULUS)
+# Its unit is the NAU: the count reads more inputs than it needs (each event and its complement), and
+# the NAU's regulariser pulls each weight to -1, 0 or +1, so the ones it does not need can go to 0.
+LEARNED_COUNT = replace(
+    SIGNED_COUNT, counter="event-count", counter_inputs=_ENCODER_AND_STIMULUS, unit="nau"
+)
 
 # The options of signed-count's measured runs (RESULTS): the gated regulariser and the units' faster
 # Adam group that brought its count weights to exactly +-1, over a fixed 6M-step budget.
@@ -220,8 +224,9 @@ _AGENTS = (
     (
         "learned-count",
         LEARNED_COUNT,
-        "A signed-NAU count of learned binary events (straight-through gates on the observation and a "
-        "few phase bits) plus the raw stimulus; the actor reads it clamped, with the events.",
+        "A NAU count of learned binary events and their complements (straight-through gates on the "
+        "observation and a few phase bits) plus the raw stimulus; the actor reads it clamped, with "
+        "the events.",
         SIGNED_COUNT_TRAINING,
     ),
     (

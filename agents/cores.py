@@ -379,9 +379,11 @@ class EventCounterCore(CounterCore):
     stimulus (absent where the observation has none):
       phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   `phase_bits` bits: a finite-state memory
       events  e_t = step(W_e [x_t, p_t] + b_e)       `events` bits, each exactly 0 or 1
-      count   m_t = m_{t-1} + U([s_t, e_t])          U the wiring's unit (size units, no decay)
+      count   m_t = m_{t-1} + U([s_t, e_t, 1 - e_t]) U the wiring's unit (size units, no decay)
     and it produces "count" = [m_t, e_t, p_t]. The steps are `BinaryGate`s (straight-through), so with
-    U's weights at +-1 every increment is an integer and m_t an exact count at any T. The phase holds
+    U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. Each
+    event comes with its complement, so one learned distinction (light or dark, cue or none) gives
+    the count both a step up and a step down. The phase holds
     what the current frame does not show (which part of a task it is in), yet, being a few bits
     driven by the frame, it cannot count elapsed time itself: with a constant input it settles into a
     cycle of at most 2 ** phase_bits steps. The events start on (gate bias `EVENT_BIAS`), so at the
@@ -408,7 +410,7 @@ class EventCounterCore(CounterCore):
         self.event_gate = BinaryGate(
             self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
         )
-        self.counter_unit = make_unit(wiring.unit, self.stimulus_width + self.EVENTS, size)
+        self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
 
     @property
     def output_size(self) -> int:
@@ -458,7 +460,7 @@ class EventCounterCore(CounterCore):
         width = self.gate_input_width
         phase = self.phase_gate.events(phase_from_x + phase @ self.phase_gate.linear.weight[:, width:].T)
         events = self.event_gate.events(event_from_x + phase @ self.event_gate.linear.weight[:, width:].T)
-        count = count + self.counter_unit(torch.cat([stimulus, events], -1))
+        count = count + self.counter_unit(torch.cat([stimulus, events, 1.0 - events], -1))
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
 

@@ -1,8 +1,9 @@
 """Observation encoders: the paper's A3C conv net for images ("conv"), an MLP for anything else ("mlp").
 
-Both are registered by name (`register_encoder`), as a user's encoder would be. An agent reads a
-Dict observation: its "stimulus" entry goes to the cores raw (STIMULUS_KEY), every other entry is
-encoded; a Box observation is the Dict of one entry, OBSERVATION_KEY.
+Both are registered by name (`register_encoder`), as a user's encoder would be. An agent reads the
+flat Dict of an observation's leaves (`nalu_rl.spaces`), each transformed to a Box first
+(`nalu_rl.agents.observations`): its "stimulus" entry goes to the cores raw (STIMULUS_KEY), every
+other entry is encoded; a bare Box observation is the Dict of one entry, OBSERVATION_KEY.
 """
 
 from __future__ import annotations
@@ -15,9 +16,23 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.registry import encoder_factory, register_encoder
+from nalu_rl.spaces import OBSERVATION_KEY as OBSERVATION_KEY
 
 STIMULUS_KEY = "stimulus"
-OBSERVATION_KEY = "observation"
+# The conv net's layers (kernel, stride): an image side below MIN_CONV_SIDE leaves nothing to convolve.
+CONV_LAYERS = ((8, 4), (4, 2))
+
+
+def conv_output_side(side: int) -> int:
+    """The side of the conv net's output for an input side (<= 0: the image is too small for it)."""
+    for kernel, stride in CONV_LAYERS:
+        if side < kernel:
+            return 0
+        side = (side - kernel) // stride + 1
+    return side
+
+
+MIN_CONV_SIDE = next(side for side in range(1, 256) if conv_output_side(side) >= 1)
 
 
 class PixelEncoder(nn.Module):
@@ -30,6 +45,11 @@ class PixelEncoder(nn.Module):
     def __init__(self, image_shape: tuple[int, int, int], feature_size: int = 256) -> None:
         super().__init__()
         height, width, channels = image_shape
+        if min(height, width) < MIN_CONV_SIDE:
+            raise ValueError(
+                f"the conv encoder needs images of at least {MIN_CONV_SIDE}x{MIN_CONV_SIDE}, got "
+                f"{height}x{width}x{channels}; the MLP encoder ('mlp', or 'auto') reads smaller ones"
+            )
         self.image_shape = (height, width, channels)
         self.feature_size = feature_size
         self.convolutions = nn.Sequential(
@@ -72,16 +92,22 @@ class MLPEncoder(nn.Module):
 
 
 class MultiKeyEncoder(nn.Module):
-    """One encoder per observation entry, their features concatenated in the order of `encoders`."""
+    """One encoder per observation entry, their features concatenated in the order of `encoders`.
+
+    An entry's encoder is registered under its name with "/" for "." (a nested entry "0.1" is
+    "encoders.0/1" in the weights: torch module names cannot hold a ".")."""
 
     def __init__(self, encoders: dict[str, nn.Module]) -> None:
         super().__init__()
         self.keys = tuple(encoders)
-        self.encoders = nn.ModuleDict(encoders)
+        self.module_names = {key: key.replace(".", "/") for key in self.keys}
+        if len(set(self.module_names.values())) != len(self.keys):
+            raise ValueError(f"observation entries {self.keys} collide once '.' is written '/'")
+        self.encoders = nn.ModuleDict({self.module_names[key]: encoder for key, encoder in encoders.items()})
 
     def forward(self, observation: dict[str, Tensor]) -> Tensor:
         """The entries of `observation` -> their features concatenated on the last axis."""
-        return torch.cat([self.encoders[key](observation[key]) for key in self.keys], -1)
+        return torch.cat([self.encoders[self.module_names[key]](observation[key]) for key in self.keys], -1)
 
 
 def is_image_space(space: gymnasium.spaces.Space) -> bool:
@@ -97,26 +123,22 @@ def is_image_space(space: gymnasium.spaces.Space) -> bool:
 
 
 def auto_encoder_name(space: gymnasium.spaces.Space) -> str:
-    """The encoder "auto" picks for `space`: "conv" for images, "mlp" for anything else."""
-    return "conv" if is_image_space(space) else "mlp"
+    """The encoder "auto" picks for `space`: "conv" for images the conv net can read (at least
+    MIN_CONV_SIDE on each side), "mlp" for anything else (MiniGrid's 7x7x3 grid view, a one-hot)."""
+    fits_conv = is_image_space(space) and min(space.shape[:2]) >= MIN_CONV_SIDE
+    return "conv" if fits_conv else "mlp"
+
+
+def resolve_encoder_name(name: str, space: gymnasium.spaces.Space) -> str:
+    """The registered encoder `name` stands for on `space` ("auto" resolved, any other name as it is)."""
+    return auto_encoder_name(space) if name == "auto" else name
 
 
 def build_encoder(name: str, space: gymnasium.spaces.Space, feature_size: int) -> nn.Module:
     """The registered encoder `name` (or "auto"'s pick) for one observation entry of `space`."""
     if not isinstance(space, gymnasium.spaces.Box):
         raise ValueError(f"an observation entry must be a Box space to be encoded, got {space}")
-    if name == "auto":
-        name = auto_encoder_name(space)
-    return encoder_factory(name)(space, feature_size)
-
-
-def observation_dict_space(space: gymnasium.spaces.Space) -> gymnasium.spaces.Dict:
-    """`space` as a Dict: a Dict as it is, a Box as the one entry OBSERVATION_KEY."""
-    if isinstance(space, gymnasium.spaces.Dict):
-        return space
-    if isinstance(space, gymnasium.spaces.Box):
-        return gymnasium.spaces.Dict({OBSERVATION_KEY: space})
-    raise ValueError(f"observations must be a Box or a Dict of Boxes, got {space}")
+    return encoder_factory(resolve_encoder_name(name, space))(space, feature_size)
 
 
 register_encoder("conv", lambda space, feature_size: PixelEncoder(tuple(space.shape), feature_size))

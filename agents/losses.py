@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor
-from torch.nn import functional
+
+from nalu_rl.agents import distributions
+from nalu_rl.agents.distributions import ActionSizes
 
 
 class VTraceReturns(NamedTuple):
@@ -30,9 +32,11 @@ class LossTerms(NamedTuple):
     entropy: Tensor
 
 
-def action_log_probs(logits: Tensor, actions: Tensor) -> Tensor:
-    """log pi(a_t | x_t) [T, B] of the taken actions [T, B] under the policy logits [T, B, A]."""
-    return functional.log_softmax(logits, dim=-1).gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+def action_log_probs(logits: Tensor, actions: Tensor, action_sizes: ActionSizes | None = None) -> Tensor:
+    """log pi(a_t | x_t) [T, B] of the taken actions [T, B] (or [T, B, K]) under the policy logits
+    [T, B, A]; `action_sizes` as in `nalu_rl.agents.distributions` (default: one categorical of A)."""
+    sizes = logits.shape[-1] if action_sizes is None else action_sizes
+    return distributions.log_prob(logits, actions, sizes)
 
 
 @torch.no_grad()
@@ -114,6 +118,7 @@ def actor_critic_loss(
     mask: Tensor,
     value_coef: float = 0.5,
     entropy_coef: float = 0.01,
+    action_sizes: ActionSizes | None = None,
 ) -> LossTerms:
     """The advantage actor-critic (A3C) loss, averaged over the steps where mask = 1:
 
@@ -121,14 +126,15 @@ def actor_critic_loss(
     value   = mean(0.5 * (V_t - target_t)^2)              (target_t treated as a constant)
     entropy = mean(-sum_a pi(a|x_t) log pi(a|x_t))
     total   = policy + value_coef * value - entropy_coef * entropy
-    logits [T, B, A], actions [T, B], values / value_targets / advantages / mask [T, B].
+    logits [T, B, A], actions [T, B] (or [T, B, K] for MultiDiscrete `action_sizes`: log pi and the
+    entropy are sums over the components), values / value_targets / advantages / mask [T, B].
     """
+    sizes = logits.shape[-1] if action_sizes is None else action_sizes
     mask = mask.to(values.dtype)
     count = mask.sum().clamp(min=1.0)
-    log_policy = functional.log_softmax(logits, dim=-1)
-    taken = log_policy.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+    taken, step_entropy = distributions.log_prob_and_entropy(logits, actions, sizes)
     policy = -(taken * advantages.detach() * mask).sum() / count
     value = (0.5 * (values - value_targets.detach()).square() * mask).sum() / count
-    entropy = (-(log_policy.exp() * log_policy).sum(-1) * mask).sum() / count
+    entropy = (step_entropy * mask).sum() / count
     total = policy + value_coef * value - entropy_coef * entropy
     return LossTerms(total=total, policy=policy, value=value, entropy=entropy)

@@ -21,6 +21,7 @@ live in `nalu_rl.agents.cores`, its wirings in `nalu_rl.agents.catalog`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -28,7 +29,9 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.cores import SEQUENCE_SIGNALS, Core
-from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, observation_dict_space
+from nalu_rl.agents.distributions import ActionSizes, logits_width
+from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
+from nalu_rl.agents.observations import leaf_transform, observation_dict_space
 from nalu_rl.agents.registry import agent_wiring, core_factory
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 from nalu_rl.units import total_regularizer
@@ -51,6 +54,12 @@ class ActorCritic(nn.Module):
     """An actor-critic agent: encoder -> cores (per `wiring`) -> policy and value heads.
 
     forward(obs, episode_start, state) -> (logits [T, B, A], value [T, B], state after the last step).
+    `num_actions` is an int for Discrete actions (A = num_actions) or one size per component for
+    MultiDiscrete ones (A = their sum; `nalu_rl.agents.distributions` reads the logits). The
+    observation space may be any nesting of Dict and Tuple over Box, Discrete, MultiDiscrete and
+    MultiBinary: each leaf is transformed (`nalu_rl.agents.observations`) and encoded by `wiring.encoder`,
+    or by the encoder `leaf_encoders` names for it (a checkpoint's record); what each leaf got is
+    `observation_preprocessing`.
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
     `state_names`: the memory core's ("lstm_h", "lstm_c" for the LSTM) when there is one, then the
     counter's (named after its unit) when there is a counter. `cores` holds the core modules
@@ -60,28 +69,52 @@ class ActorCritic(nn.Module):
     """
 
     def __init__(
-        self, observation_space: gymnasium.spaces.Space, num_actions: int, wiring: Wiring, name: str = ""
+        self,
+        observation_space: gymnasium.spaces.Space,
+        num_actions: ActionSizes,
+        wiring: Wiring,
+        name: str = "",
+        leaf_encoders: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         wiring.validate()
-        if num_actions < 1:
-            raise ValueError(f"num_actions must be >= 1, got {num_actions}")
+        if isinstance(num_actions, int):
+            action_counts: tuple[int, ...] = (num_actions,)
+        else:
+            num_actions = action_counts = tuple(int(size) for size in num_actions)
+        if not action_counts or min(action_counts) < 1:
+            raise ValueError(f"num_actions must be >= 1 (each component), got {num_actions}")
         self.name = name
         self.wiring = wiring
         self.num_actions = num_actions
         space = observation_dict_space(observation_space)
-        self.observation_space = space  # the Dict the model reads (and rollout buffers hold)
+        self.observation_space = space  # the flat Dict of leaves the model reads (and rollout buffers hold)
+        # Parameterless transforms (one-hot, float), outside the module tree: they add no weights.
+        self.observation_transforms = {key: leaf_transform(entry) for key, entry in space.spaces.items()}
         self.observation_keys = tuple(key for key in space.spaces if key != STIMULUS_KEY)
         if not self.observation_keys:
             raise ValueError(f"the observation has nothing to encode besides {STIMULUS_KEY!r}: {space}")
+        encoded_spaces = {key: leaf.output_space for key, leaf in self.observation_transforms.items()}
+        encoder_names = {
+            key: resolve_encoder_name((leaf_encoders or {}).get(key, wiring.encoder), encoded_spaces[key])
+            for key in self.observation_keys
+        }
+        self.observation_preprocessing = {
+            key: {
+                "space": str(entry),
+                "transform": self.observation_transforms[key].kind,
+                "encoder": encoder_names.get(key, "read by the cores"),
+            }
+            for key, entry in space.spaces.items()
+        }
         encoders = {
-            key: build_encoder(wiring.encoder, space[key], wiring.feature_size)
+            key: build_encoder(encoder_names[key], encoded_spaces[key], wiring.feature_size)
             for key in self.observation_keys
         }
         # One entry keeps its encoder at `encoder` itself, the names checkpoints have always used.
         self.encoder = encoders[self.observation_keys[0]] if len(encoders) == 1 else MultiKeyEncoder(encoders)
         encoder_width = wiring.feature_size * len(encoders)
-        stimulus_space = space.spaces.get(STIMULUS_KEY)
+        stimulus_space = encoded_spaces.get(STIMULUS_KEY)
         self.stimulus_width = math.prod(stimulus_space.shape) if stimulus_space is not None else 0
         self.feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
         widths = {
@@ -117,10 +150,14 @@ class ActorCritic(nn.Module):
             {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
         )
 
-        self.actor = _head(
-            sum(widths[name] for name in wiring.actor_inputs), num_actions, wiring.actor_hidden, 0.01
-        )
+        actor_width = sum(widths[name] for name in wiring.actor_inputs)
+        self.actor = _head(actor_width, logits_width(num_actions), wiring.actor_hidden, 0.01)
         self.critic = _head(sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """The shape of one env's action index: () for Discrete, (K,) for K MultiDiscrete components."""
+        return () if isinstance(self.num_actions, int) else (len(self.num_actions),)
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
         """The zero recurrent state for `batch_size` episodes: a tuple of float32 tensors [B, ...]."""
@@ -143,8 +180,9 @@ class ActorCritic(nn.Module):
         self, obs: dict[str, Tensor], episode_start: Tensor, state: tuple[Tensor, ...]
     ) -> tuple[Tensor, Tensor, tuple[Tensor, ...]]:
         """Run T steps of B episodes: obs tensors [T, B, ...], episode_start bool [T, B], state from
-        `initial_state` (or a previous call) -> logits [T, B, num_actions], value [T, B], next state.
+        `initial_state` (or a previous call) -> logits [T, B, A], value [T, B], next state.
         """
+        obs = {key: transform(obs[key]) for key, transform in self.observation_transforms.items()}
         if isinstance(self.encoder, MultiKeyEncoder):
             features = self.encoder(obs)
         else:
@@ -204,7 +242,7 @@ class ActorCritic(nn.Module):
 
 
 def make_agent(
-    name: str, observation_space: gymnasium.spaces.Space, num_actions: int = 5, **options: Any
+    name: str, observation_space: gymnasium.spaces.Space, num_actions: ActionSizes = 5, **options: Any
 ) -> ActorCritic:
     """Build the actor-critic agent registered as `name` for this observation space.
 

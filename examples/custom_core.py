@@ -6,7 +6,8 @@ model trains, saves and moves to the device like any layer's weights.
 
 From this folder (or with it on PYTHONPATH):
     python -m nalu_rl.train --import custom_core --agent leaky --obs symbolic
-The run records the module, so `python -m nalu_rl.evaluate --checkpoint RUN` needs no --import.
+The run records the module; a checkpoint imports nothing by itself, so evaluate it with
+    python -m nalu_rl.evaluate --import custom_core --checkpoint RUN
 """
 
 from dataclasses import replace

@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from nalu_rl.errors import InputError
 
@@ -61,25 +63,36 @@ def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_ranges(spec: str) -> list[int]:
+    """Non-negative integers from ranges and lists such as "1-40", "5,8,12" or "0-2,7": in the order
+    given, without repeats (the one parser of the delays and seeds options).
+
+    Raises ValueError for a malformed part or a backward range ("4-0").
+    """
+    values: list[int] = []
+    for part in spec.split(","):
+        match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if match is None:
+            raise ValueError(f"bad range list {spec!r}")
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            raise ValueError(f"bad range list {spec!r}: {first}-{last} runs backward")
+        values.extend(value for value in range(first, last + 1) if value not in values)
+    return values
+
+
 def parse_delays(spec: str) -> list[int]:
     """Delays from a spec such as "1-40", "5,8,12" or "1-10,20,40": sorted, without repeats.
 
     Raises ValueError for a malformed spec or a delay below 1.
     """
-    delays: set[int] = set()
-    for part in spec.replace(" ", "").split(","):
-        try:
-            if "-" in part:
-                first, last = (int(bound) for bound in part.split("-"))
-                if first > last:
-                    raise ValueError
-                delays.update(range(first, last + 1))
-            else:
-                delays.add(int(part))
-        except ValueError:
-            raise ValueError(
-                f"bad delay spec {spec!r}: expected ranges and lists like 1-40 or 1-10,20,40"
-            ) from None
+    try:
+        delays = parse_ranges(spec)
+    except ValueError:
+        raise ValueError(
+            f"bad delay spec {spec!r}: expected ranges and lists like 1-40 or 1-10,20,40"
+        ) from None
     if not delays or min(delays) < 1:
         raise ValueError(f"bad delay spec {spec!r}: delays must be integers >= 1")
     return sorted(delays)
@@ -96,17 +109,6 @@ def delays_and_episodes_options(delays_spec: str, episodes: int) -> list[int]:
     return delays
 
 
-def checkpoint_paths(checkpoints: Sequence[str] | None, agents: Sequence[str] | None) -> list[Path]:
-    """The checkpoint files named by --checkpoint and --agent options, shipped ones resolved."""
-    from nalu_rl.checkpoint import shipped_checkpoint
-
-    paths = [Path(path) for path in checkpoints or []]
-    paths += [shipped_checkpoint(agent) for agent in agents or []]
-    if not paths:
-        raise CliError("give --checkpoint PATH or --agent NAME")
-    return paths
-
-
 def agent_names_help() -> str:
     """The agent names for a --help text, with a pointer to the table of `--list-agents`."""
     from nalu_rl.agents import agent_names
@@ -116,7 +118,7 @@ def agent_names_help() -> str:
 
 def add_import_option(
     parser: argparse.ArgumentParser,
-    where: str = "a checkpoint's own --import modules are imported without it",
+    where: str = "a checkpoint's own modules are imported only when named here, or with --trust-imports",
 ) -> argparse.ArgumentParser:
     """Add `--import MODULE` (repeatable): a user's module imported before anything is built; `where`
     ends its help (what else happens to the modules)."""
@@ -134,11 +136,61 @@ def add_import_option(
     return parser
 
 
-def import_option_modules(args: argparse.Namespace) -> None:
-    """Import the modules of a parsed `--import` option (InputError in one line if one fails)."""
+def add_trust_imports_option(parser: argparse.ArgumentParser, what: str = "a checkpoint") -> None:
+    """Add `--trust-imports`: import the modules that `what` records without naming each."""
+    from nalu_rl.plugins import TRUST_IMPORTS_FLAG
+
+    parser.add_argument(
+        TRUST_IMPORTS_FLAG,
+        action="store_true",
+        help=f"import every module that {what} records (importing runs its code: only for files you "
+        "trust); without it a recorded module must be named with --import",
+    )
+
+
+def add_checkpoint_options(parser: argparse.ArgumentParser, several: bool = False) -> argparse.ArgumentParser:
+    """The options of the commands that load checkpoints (evaluate, render, counter): the checkpoint
+    (--checkpoint PATH or --agent NAME of a shipped one; `several`: any number of both), --seed,
+    --greedy, --import and --trust-imports."""
+    if several:
+        parser.add_argument("--checkpoint", nargs="+", metavar="PATH", help="checkpoint files or run folders")
+        parser.add_argument("--agent", nargs="+", metavar="NAME", help=shipped_agent_help())
+    else:
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or run folder")
+        source.add_argument("--agent", metavar="NAME", help=shipped_agent_help())
+    parser.add_argument("--seed", type=int, default=0, help="seed of the episodes and of action sampling")
+    parser.add_argument(
+        "--greedy", action="store_true", help="take the most likely action instead of sampling"
+    )
+    add_import_option(parser)
+    add_trust_imports_option(parser)
+    return parser
+
+
+def checkpoint_paths(args: argparse.Namespace) -> list[Path]:
+    """The checkpoint files named by the parsed checkpoint options, shipped ones resolved, after
+    importing the --import modules (InputError in one line if one fails)."""
+    from nalu_rl.checkpoint import shipped_checkpoint
     from nalu_rl.plugins import import_modules
 
     import_modules(args.imports)
+    checkpoints = [args.checkpoint] if isinstance(args.checkpoint, str) else args.checkpoint or []
+    agents = [args.agent] if isinstance(args.agent, str) else args.agent or []
+    paths = [Path(path) for path in checkpoints] + [shipped_checkpoint(agent) for agent in agents]
+    if not paths:
+        raise CliError("give --checkpoint PATH or --agent NAME")
+    return paths
+
+
+def load_checkpoint_option(
+    args: argparse.Namespace, path: Path, device: str = "cpu"
+) -> tuple[Any, dict[str, Any]]:
+    """The model and config of checkpoint `path`, importing only the recorded modules that the parsed
+    options consent to (--import, --trust-imports); see `nalu_rl.checkpoint.load_agent`."""
+    from nalu_rl.checkpoint import load_agent
+
+    return load_agent(path, device, allowed_imports=args.imports, trust_imports=args.trust_imports)
 
 
 def shipped_agent_help() -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from nalu_rl.errors import InputError
 from nalu_rl.files import write_text_atomically
-from nalu_rl.plugins import IMPORT_FLAG
+from nalu_rl.plugins import IMPORT_FLAG, TRUST_IMPORTS_FLAG
 
 if TYPE_CHECKING:
     from nalu_rl.environment import RunEnvironment
@@ -51,8 +51,9 @@ class Config:
     agent: str = _option("signed-count", "agent (core) to train")
     env_id: str = _option(
         "nalu_rl/TimeTrack-v0",
-        "Gymnasium id of the environment (any env with Discrete actions and Box or Dict observations; "
-        "e.g. nalu_rl/IntervalTiming-v0, CartPole-v1, or one registered by an --import module)",
+        "Gymnasium id of the environment (Discrete or MultiDiscrete actions; observations of Box, "
+        "Discrete, MultiDiscrete, MultiBinary, nested in Dict and Tuple; e.g. nalu_rl/IntervalTiming-v0, "
+        "FrozenLake-v1, or one registered by an --import module)",
     )
     extra_env_kwargs: dict = _option(
         {},
@@ -266,6 +267,13 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         default=False if defaults else argparse.SUPPRESS,
         help="print a table of the agents (name, description, shipped checkpoints) and exit",
     )
+    parser.add_argument(
+        TRUST_IMPORTS_FLAG,
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="with --resume: import the modules the run records without naming each with --import "
+        "(importing runs their code: only for runs you trust)",
+    )
     for item in dataclasses.fields(Config):
         flag = item.metadata.get("flag", "--" + item.name.replace("_", "-"))
         kind = _field_type(item)
@@ -296,7 +304,8 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     """Parse the command line into a Config; also return the names of the options given explicitly.
 
     The agent's registered training defaults replace the defaults of the options not given. A malformed
-    option raises InputError (argparse's usage text and exit are not used).
+    option raises InputError (argparse's usage text and exit are not used). --trust-imports is no
+    setting of the run: given, it is among the explicit names as "trust_imports", never in the Config.
     """
 
     def one_line_error(message: str) -> None:
@@ -313,6 +322,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     given = set(vars(explicit_parser.parse_args(argv)))
     values["delay_range"] = tuple(values["delay_range"])
     values.pop("list_agents")
+    values.pop("trust_imports")
     given.discard("list_agents")
     for name, value in agent_training_defaults(values["agent"]).items():
         if name not in given:

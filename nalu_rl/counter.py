@@ -12,12 +12,11 @@ from pathlib import Path
 
 from nalu_rl.cli import (
     CliError,
-    add_import_option,
+    add_checkpoint_options,
     checkpoint_paths,
     delays_and_episodes_options,
-    import_option_modules,
+    load_checkpoint_option,
     run_cli,
-    shipped_agent_help,
     writable_folder,
 )
 from nalu_rl.evaluation import training_range
@@ -31,32 +30,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Plot a checkpoint's recurrent state (NAC accumulator, LSTM) against time in episodes "
         "of several delays T, to see whether it learned a counter.",
     )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or run folder")
-    source.add_argument("--agent", metavar="NAME", help=shipped_agent_help())
+    add_checkpoint_options(parser)
     parser.add_argument("-o", "--output", default="counter.png", metavar="FILE.png", help="image to write")
     parser.add_argument("--delays", default="5,8,12,20,30,40", help="delays T to play (ranges and lists)")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per delay (default 8)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the episodes and of action sampling")
-    parser.add_argument(
-        "--greedy", action="store_true", help="take the most likely action instead of sampling"
-    )
-    add_import_option(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point of the counter view."""
-    from nalu_rl.checkpoint import load_agent
-
     args = build_parser().parse_args(argv)
-    import_option_modules(args)
     delays = delays_and_episodes_options(args.delays, args.episodes)
-    (path,) = checkpoint_paths(
-        [args.checkpoint] if args.checkpoint else None, [args.agent] if args.agent else None
-    )
+    (path,) = checkpoint_paths(args)
+    model, config = load_checkpoint_option(args, path)
     writable_folder(Path(args.output).resolve().parent)
-    model, config = load_agent(path)
     train_range = training_range(config)
     if not any(train_range[0] <= delay <= train_range[1] for delay in delays):
         raise CliError(f"--delays must include one in the training range {train_range[0]}-{train_range[1]}")

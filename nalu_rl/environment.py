@@ -1,9 +1,11 @@
-"""The environment of a run: any Gymnasium env with discrete actions, named by its registered id.
+"""The environment of a run: any Gymnasium env with Discrete or MultiDiscrete actions, named by its
+registered id.
 
 The run builds its envs with `gymnasium.make` / `gymnasium.make_vec` from an id and keyword
 arguments (`nalu_rl/TimeTrack-v0` by default; a user's env is registered with `gymnasium.register`,
-in a module given to `--import`). Observations may be a Box or a Dict of Boxes; the agents read a
-Dict, so a Box observation becomes the one entry OBSERVATION_KEY. An episode's success is read
+in a module given to `--import`). Observations may be any nesting of Dict and Tuple over Box,
+Discrete, MultiDiscrete and MultiBinary spaces; the agents read the flat Dict of its leaves
+(`nalu_rl.spaces`: a bare Box is the one entry OBSERVATION_KEY). An episode's success is read
 from `info["success"]` where the env gives it (else `info["outcome"] == "success"`), its delay from
 `info["delay"]`.
 
@@ -24,8 +26,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from nalu_rl.agents.encoders import OBSERVATION_KEY
 from nalu_rl.errors import InputError
+from nalu_rl.spaces import action_components, leaf_space
+from nalu_rl.spaces import observation_dict as observation_dict  # the runtime and evaluation read it here
 
 DEFAULT_ENV_ID = "nalu_rl/TimeTrack-v0"
 # The run's task options (Config fields) and the keyword argument each is for a timing task.
@@ -88,13 +91,6 @@ def parse_env_kwargs(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"--env-kwargs must be a JSON object, got {text!r}")
     return value
-
-
-def observation_dict(observation: Any) -> dict[str, np.ndarray]:
-    """An env's observation as the Dict the agents read (a Box observation is the entry OBSERVATION_KEY)."""
-    if isinstance(observation, Mapping):
-        return dict(observation)
-    return {OBSERVATION_KEY: observation}
 
 
 def ended_episodes(info: Mapping[str, Any], ended: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,21 +157,17 @@ class RunEnvironment:
             self._probe = self.make()
         return self._probe
 
-    def spaces(self) -> tuple[gymnasium.spaces.Space, int]:
-        """The observation space of one env and its number of actions (InputError unless the actions
-        are Discrete and the observations a Box or a Dict of Boxes)."""
+    def spaces(self) -> tuple[gymnasium.spaces.Dict, int | tuple[int, ...]]:
+        """The observation space of one env as the flat Dict of its leaves (`nalu_rl.spaces`) and its
+        actions' sizes (an int for Discrete, one per component for MultiDiscrete); InputError in one
+        line, naming the env, for actions or an observation entry nalu_rl cannot read."""
         env = self.probe
-        if not isinstance(env.action_space, gymnasium.spaces.Discrete):
-            raise InputError(
-                f"{self.env_id} has actions {env.action_space}; nalu_rl trains Discrete actions only"
-            )
-        space = env.observation_space
-        entries = space.spaces.values() if isinstance(space, gymnasium.spaces.Dict) else [space]
-        if not all(isinstance(entry, gymnasium.spaces.Box) for entry in entries):
-            raise InputError(
-                f"{self.env_id} has observations {space}; nalu_rl reads a Box or a Dict of Boxes"
-            )
-        return space, int(env.action_space.n)
+        try:
+            actions = action_components(env.action_space)
+            observation_space = leaf_space(env.observation_space)
+        except InputError as error:
+            raise InputError(f"{self.env_id}: {error}") from None
+        return observation_space, actions.action_sizes
 
     @property
     def is_timing_task(self) -> bool:

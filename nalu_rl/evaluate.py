@@ -8,12 +8,11 @@ from pathlib import Path
 
 from nalu_rl.cli import (
     CliError,
-    add_import_option,
+    add_checkpoint_options,
     checkpoint_paths,
     delays_and_episodes_options,
-    import_option_modules,
+    load_checkpoint_option,
     run_cli,
-    shipped_agent_help,
     writable_folder,
 )
 from nalu_rl.evaluation import (
@@ -21,9 +20,8 @@ from nalu_rl.evaluation import (
     DEFAULT_MAX_BATCH,
     PNG_NAME,
     DelayResult,
-    delay_meaning,
     success_by_delay,
-    training_range,
+    timing_environment,
     write_success_csv,
 )
 
@@ -35,16 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Success rate per delay T of one or more checkpoints; writes "
         f"OUT/{CSV_NAME} and OUT/{PNG_NAME}.",
     )
-    parser.add_argument("--checkpoint", nargs="+", metavar="PATH", help="checkpoint files or run folders")
-    parser.add_argument("--agent", nargs="+", metavar="NAME", help=shipped_agent_help())
+    add_checkpoint_options(parser, several=True)
     parser.add_argument(
         "--delays", default="1-40", help="delays T to evaluate: ranges and lists, e.g. 1-10,20,40"
     )
     parser.add_argument("--episodes", type=int, default=200, help="episodes per delay (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the environments and action sampling")
-    parser.add_argument(
-        "--greedy", action="store_true", help="take the most likely action instead of sampling"
-    )
     parser.add_argument(
         "--out", default="eval", help="output folder for the CSV and the PNG (default ./eval)"
     )
@@ -66,28 +59,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-batch", type=int, default=DEFAULT_MAX_BATCH, help="most observations per policy call"
     )
-    add_import_option(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point of the evaluation."""
-    from nalu_rl.checkpoint import load_agent
     from nalu_rl.figures import plot_success_by_delay
 
     args = build_parser().parse_args(argv)
-    import_option_modules(args)
     delays = delays_and_episodes_options(args.delays, args.episodes)
     if args.max_batch < 1:
         raise CliError(f"--max-batch must be >= 1, got {args.max_batch}")
-    paths = checkpoint_paths(args.checkpoint, args.agent)
+    paths = checkpoint_paths(args)
     if args.label and len(args.label) != len(paths):
         raise CliError(f"--label names {len(args.label)} curves for {len(paths)} checkpoints")
+    # Every checkpoint loads (and is consented to) before anything is written.
+    loaded = [(path, *load_checkpoint_option(args, path, device=args.device)) for path in paths]
     out_dir = writable_folder(args.out)
     rows, train_range, meanings = [], args.train_range, set()
-    for index, path in enumerate(paths):
-        model, config = load_agent(path, device=args.device)
-        max_delay = int((config.get("env") or {}).get("max_delay", 1000))
+    for index, (path, model, config) in enumerate(loaded):
+        with timing_environment(config) as environment:  # the limits and the range are the task's
+            max_delay, task_range = environment.max_delay, environment.delay_range
+            meanings.add(environment.delay_meaning)
         if delays[-1] > max_delay:
             raise CliError(f"delay {delays[-1]} exceeds the environment's max_delay {max_delay} ({path})")
         label = args.label[index] if args.label else None
@@ -102,8 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             label=label,
             max_batch=args.max_batch,
         )
-        train_range = train_range or training_range(config)
-        meanings.add(delay_meaning(config))
+        train_range = train_range or task_range
         print_summary(path, results)
         rows.extend(results)
     csv_path = write_success_csv(rows, out_dir / CSV_NAME)

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from nalu_rl.agents import distributions
 from nalu_rl.environment import RunEnvironment, ended_episodes, observation_dict
 from nalu_rl.errors import InputError
+from nalu_rl.spaces import action_components
 from nalu_rl.stats import wilson_interval
 
 CSV_COLUMNS = ("agent", "delay", "episodes", "successes", "success_rate", "ceiling", "ci_low", "ci_high")
@@ -121,14 +123,16 @@ def play_episodes(
     while live:
         rows = np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in live])
         batch = {key: np.concatenate([observations[k][key] for k in live]) for key in observations[0]}
-        actions = np.empty(sum(sizes), dtype=np.int64)
-        actions[rows] = np.asarray(policy(batch, episode_start[rows]))
+        chosen = np.asarray(policy(batch, episode_start[rows]))
+        actions = np.zeros((sum(sizes), *chosen.shape[1:]), dtype=np.int64)
+        actions[rows] = chosen
         # NEXT_STEP autoreset: the step after a done one ignores the action and returns the first
         # observation of the next episode, so the done flags of this step mark the next step's output.
         episode_start = done.copy()
         for k in live:
             lo, hi = bounds[k], bounds[k + 1]
-            observation, _, terminated, truncated, info = vector_envs[k].step(actions[lo:hi])
+            env_actions = action_components(vector_envs[k].single_action_space).to_env(actions[lo:hi])
+            observation, _, terminated, truncated, info = vector_envs[k].step(env_actions)
             observations[k] = observation_dict(observation)
             done[lo:hi] = np.asarray(terminated) | np.asarray(truncated)
             ended = lo + np.flatnonzero(done[lo:hi])
@@ -156,7 +160,8 @@ def episode_outcomes(info: Mapping[str, Any], ended: np.ndarray) -> np.ndarray:
 class ModelPolicy:
     """Acts with an ActorCritic one step at a time, keeping its recurrent state between calls.
 
-    Actions are sampled from the policy (or its argmax with `greedy`). Sampling noise comes from
+    Actions (indices: [B], or [B, K] for MultiDiscrete) are sampled from the policy (or its argmax
+    with `greedy`; `nalu_rl.agents.distributions`). Sampling noise comes from
     one random stream per group of rows (`group_sizes`, `group_seeds`), so a group's actions do
     not depend on the other groups in the batch.
     """
@@ -209,19 +214,26 @@ class ModelPolicy:
         starts = torch.from_numpy(np.asarray(episode_start, dtype=bool)).to(self.device)[None]
         logits, _, self.state = self.model(inputs, starts, self.state)
         logits = logits[0].float()
+        sizes = self.model.num_actions
         if self.greedy:
-            return logits.argmax(-1).cpu().numpy()
-        probabilities = torch.softmax(logits, -1).cpu().numpy().astype(np.float64)
+            return distributions.greedy(logits, sizes).cpu().numpy()
+        components = distributions.probabilities(logits, sizes)
+        # One uniform per row (and component), from the row's group stream.
+        uniform_shape = () if isinstance(sizes, int) else (len(components),)
         uniforms = np.concatenate(
             [
-                generator.random(size)
+                generator.random((size, *uniform_shape))
                 for generator, size in zip(self.generators, self.group_sizes, strict=True)
             ]
-        )
-        # Inverse-CDF sampling: the first action whose cumulative probability exceeds the uniform.
-        cumulative = np.cumsum(probabilities, axis=-1)
-        actions = (cumulative < uniforms[:, None]).sum(-1)
-        return np.minimum(actions, probabilities.shape[-1] - 1)
+        ).reshape(len(logits), -1)
+        chosen = []
+        for index, component in enumerate(components):
+            probabilities = component.cpu().numpy().astype(np.float64)
+            # Inverse-CDF sampling: the first action whose cumulative probability exceeds the uniform.
+            cumulative = np.cumsum(probabilities, axis=-1)
+            actions = (cumulative < uniforms[:, index, None]).sum(-1)
+            chosen.append(np.minimum(actions, probabilities.shape[-1] - 1))
+        return chosen[0] if isinstance(sizes, int) else np.stack(chosen, -1)
 
 
 def _to_device(state: Any, device: torch.device) -> Any:
@@ -336,7 +348,7 @@ def evaluate_and_write(
 ) -> Path:
     """Evaluate `model` at each delay and write `success_by_delay.csv` and `.png` in `out_dir`.
 
-    Returns the CSV path. The plot marks the training range of `config["delay_range"]`.
+    Returns the CSV path. The plot marks the training range of the checkpoint's environment.
     """
     from nalu_rl.figures import plot_success_by_delay
 
@@ -355,6 +367,7 @@ def evaluate_and_write(
 
 
 def training_range(config: Mapping[str, Any]) -> tuple[int, int]:
-    """The delay range a checkpoint trained on, (5, 12) when its config does not say."""
-    delay_range = config.get("delay_range") or (config.get("env") or {}).get("delay_range") or (5, 12)
-    return int(delay_range[0]), int(delay_range[1])
+    """The delay range a checkpoint trained on, as its environment has it (InputError when the env is
+    not a timing task)."""
+    with timing_environment(config) as environment:
+        return environment.delay_range

@@ -96,14 +96,15 @@ def curves_over_seeds(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Curve
 def plot_success_by_delay(
     rows: Iterable[Mapping[str, Any]],
     out_path: str | os.PathLike,
-    train_range: tuple[int, int] | None = (5, 12),
+    train_range: tuple[int, int] | None = None,
     title: str | None = None,
     log_x: bool = False,
     delay_meaning: str | None = None,
 ) -> Path:
     """Draw success rate vs delay T, one curve per agent label, and save it as an image at `out_path`.
 
-    With `log_x` the delay axis is logarithmic (for delays far past the training range);
+    `train_range` (LO, HI) is shaded when given. With `log_x` the delay axis is logarithmic (for
+    delays far past the training range);
     `delay_meaning` says on that axis what T is in the task (its env's metadata["delay_meaning"]).
     """
     import matplotlib

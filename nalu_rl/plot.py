@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nalu_rl.cli import CliError, run_cli
+from nalu_rl.environment import DEFAULT_ENV_ID
 from nalu_rl.errors import one_line
 from nalu_rl.evaluation import timing_environment
 from nalu_rl.figures import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
@@ -27,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--train-range",
         nargs=2,
         type=int,
-        default=(5, 12),
         metavar=("LO", "HI"),
-        help="training range of delays to shade (default 5 12)",
+        help="training range of delays to shade (default: that of --env-id's task with its default "
+        "options; TimeTrack's, 5 12, without --env-id)",
     )
     parser.add_argument("--title", help="figure title")
     parser.add_argument(
@@ -49,18 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point of the plot."""
     args = build_parser().parse_args(argv)
-    if args.train_range[0] > args.train_range[1]:
+    if args.train_range and args.train_range[0] > args.train_range[1]:
         raise CliError(f"--train-range: LO must be <= HI, got {args.train_range[0]} {args.train_range[1]}")
     rows = read_success_rows(args.csv)
-    meaning = None
-    if args.env_id:
-        with timing_environment({"env_id": args.env_id}) as environment:
-            meaning = environment.delay_meaning
+    with timing_environment({"env_id": args.env_id or DEFAULT_ENV_ID}) as environment:
+        meaning = environment.delay_meaning if args.env_id else None
+        train_range = tuple(args.train_range) if args.train_range else environment.delay_range
     try:
         path = plot_success_by_delay(
             rows,
             args.output,
-            train_range=tuple(args.train_range),
+            train_range=train_range,
             title=args.title,
             log_x=args.log_x,
             delay_meaning=meaning,

@@ -8,14 +8,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from nalu_rl.cli import (
-    CliError,
-    add_import_option,
-    checkpoint_paths,
-    import_option_modules,
-    run_cli,
-    shipped_agent_help,
-)
+from nalu_rl.cli import CliError, add_checkpoint_options, checkpoint_paths, load_checkpoint_option, run_cli
+from nalu_rl.evaluation import timing_environment
 from nalu_rl.playback import RECORD_FORMATS, play_episodes_to_frames, write_video
 
 
@@ -25,46 +19,35 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m nalu_rl.render",
         description="Play episodes of a checkpoint in a pygame window, or record them to a GIF/MP4.",
     )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or run folder")
-    source.add_argument("--agent", metavar="NAME", help=shipped_agent_help())
+    add_checkpoint_options(parser)
     parser.add_argument("--episodes", type=int, default=3, help="episodes to play (default 3)")
     parser.add_argument(
         "--delay", type=int, help="the delay T of every episode (default: drawn from the training range)"
     )
     parser.add_argument("--fps", type=float, default=4.0, help="frames per second (default 4)")
     parser.add_argument("--record", metavar="FILE", help="write a .gif or .mp4 instead of opening a window")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the episodes and of action sampling")
-    parser.add_argument(
-        "--greedy", action="store_true", help="take the most likely action instead of sampling"
-    )
     parser.add_argument(
         "--no-count",
         dest="show_count",
         action="store_false",
         help="no caption with the time left and the agent's reading of it (agents with a counter)",
     )
-    add_import_option(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point of the renderer."""
-    from nalu_rl.checkpoint import load_agent
-
     args = build_parser().parse_args(argv)
-    import_option_modules(args)
     if args.episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {args.episodes}")
     if args.fps <= 0:
         raise CliError(f"--fps must be positive, got {args.fps}")
     if args.record and Path(args.record).suffix.lower() not in RECORD_FORMATS:
         raise CliError(f"--record: use a .gif or .mp4 file, got {args.record}")
-    (path,) = checkpoint_paths(
-        [args.checkpoint] if args.checkpoint else None, [args.agent] if args.agent else None
-    )
-    model, config = load_agent(path)
-    max_delay = int((config.get("env") or {}).get("max_delay", 1000))
+    (path,) = checkpoint_paths(args)
+    model, config = load_checkpoint_option(args, path)
+    with timing_environment(config) as environment:
+        max_delay = environment.max_delay
     if args.delay is not None and not 1 <= args.delay <= max_delay:
         raise CliError(f"--delay must be in 1..{max_delay}, got {args.delay}")
     if args.record:

@@ -13,8 +13,9 @@ from pathlib import Path
 from nalu_rl.cli import run_cli
 from nalu_rl.config import parse_config
 from nalu_rl.errors import InputError
-from nalu_rl.runtime.run import TrainingRun, open_run_folder
-from nalu_rl.runtime.status import write_input_error
+from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run_folder import open_run_folder
+from nalu_rl.runtime.status import RunStatusFile
 from nalu_rl.runtime.training import close_dashboard, train
 
 # The clip of one evaluation episode added to TensorBoard at the end of a run.
@@ -58,7 +59,7 @@ def run_training(argv: Sequence[str] | None = None, keep_dashboard: bool = False
         # This run's folder once opened, or the one --resume names; never another run's folder.
         refused = logdir or (Path(config.resume) if config.resume is not None else None)
         if refused is not None and refused.is_dir():
-            write_input_error(refused, str(error), config.total_steps)
+            RunStatusFile(refused, config.total_steps).refused(str(error))
         raise
     run = train(run)
     if not keep_dashboard:
@@ -70,7 +71,7 @@ def evaluate(run: TrainingRun) -> None:
     """Evaluate the trained model across delays into the run folder, and add the success-vs-T
     figure and a clip of one evaluation episode to TensorBoard."""
     from nalu_rl.environment import env_metadata
-    from nalu_rl.evaluation import evaluate_and_write
+    from nalu_rl.evaluation import evaluate_and_write, timing_environment
     from nalu_rl.playback import play_episodes_to_frames
 
     config = run.config
@@ -80,11 +81,13 @@ def evaluate(run: TrainingRun) -> None:
         print(f"no success-vs-T evaluation: {config.env_id} is not a timing task", file=sys.stderr)
         return
     run.model.eval()
+    with timing_environment(config.to_dict()) as environment:  # its delays, not TimeTrack's
+        max_delay, train_range = environment.max_delay, environment.delay_range
     csv_path = evaluate_and_write(
         run.model,
         config.to_dict(),
         run.logdir,
-        delays=range(1, config.eval_max_delay + 1),
+        delays=range(1, min(config.eval_max_delay, max_delay) + 1),
         episodes=config.eval_episodes,
         seed=config.seed,
         device=str(run.device),
@@ -97,7 +100,7 @@ def evaluate(run: TrainingRun) -> None:
         return  # a timing task that draws no frames: no clip
     run.model.to("cpu")
     frames, _ = play_episodes_to_frames(
-        run.model, config.to_dict(), episodes=1, delay=config.delay_range[1], seed=config.seed, fps=CLIP_FPS
+        run.model, config.to_dict(), episodes=1, delay=train_range[1], seed=config.seed, fps=CLIP_FPS
     )
     run.dashboard.log_clip("evaluation/episode", frames, run.steps, CLIP_FPS)
 

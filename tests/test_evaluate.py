@@ -177,3 +177,40 @@ def test_a_vector_env_that_met_its_quota_leaves_the_batch():
     # T = 1 times out after 1 + 8 steps, T = 20 after 28: then its 3 rows are stepped alone.
     assert batch_sizes == [6] * 9 + [3] * 19
     assert kept == [[False] * 3 + [True] * 3]
+
+
+def test_limits_and_training_range_come_from_the_checkpoints_environment(tmp_path, capsys):
+    """An env whose own defaults differ from TimeTrack's (max_delay 20, delays 2..4), recorded without
+    those options: evaluate, render and counter take its limits and range, not TimeTrack's."""
+    import gymnasium
+    import torch
+
+    from nalu_rl import counter, render
+    from nalu_rl.agents import make_agent
+    from nalu_rl.checkpoint import save_checkpoint
+    from nalu_rl.envs import TimeTrackEnv
+
+    env_id = "nalu_rl_test/ShortTimeTrack-v0"
+    if env_id not in gymnasium.registry:
+        gymnasium.register(env_id, entry_point=TimeTrackEnv, kwargs={"max_delay": 20, "delay_range": (2, 4)})
+    model = make_agent("lstm", TimeTrackEnv(**ENV_KWARGS).observation_space)
+    config = {"agent": "lstm", "env_id": env_id, "env": ENV_KWARGS, "delay_range": [5, 12]}
+    checkpoint = tmp_path / "short.pt"
+    save_checkpoint(checkpoint, {"config": config, "model": model.state_dict()})
+    refusals = {
+        "max_delay 20": (main, ["--checkpoint", str(checkpoint), "--delays", "21", "--out", str(tmp_path)]),
+        "--delay must be in 1..20": (render.main, ["--checkpoint", str(checkpoint), "--delay", "21"]),
+        "training range 2-4": (
+            counter.main,
+            ["--checkpoint", str(checkpoint), "--delays", "5,8", "-o", str(tmp_path / "c.png")],
+        ),
+    }
+    for message, (command, argv) in refusals.items():
+        assert cli_exit_code(command, argv) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and message in error, error
+    torch.manual_seed(0)
+    assert (
+        run(["--checkpoint", str(checkpoint), "--delays", "20", "--episodes", "2", "--out", str(tmp_path)])
+        == 0
+    )

@@ -74,14 +74,15 @@ def test_with_unit_weights_the_count_is_an_exact_integer_sum_of_its_events_over_
     model = make_agent("learned-count", IntervalTimingEnv(obs_mode="symbolic").observation_space)
     core = model.cores["count"]
     with torch.no_grad():
-        core.counter_unit.W.copy_(torch.tensor([[1.0, -1.0, 1.0]]))  # stimulus +1, event 0 -1, event 1 +1
+        # stimulus +1, event 0 -1, event 1 +1, complement of event 0 +1, of event 1 0
+        core.counter_unit.W.copy_(torch.tensor([[1.0, -1.0, 1.0, 1.0, 0.0]]))
     played = _play_interval_timing(model, delay=300, steps=1000)
     output, stimulus = played["output"], played["stimulus"]
     count, events = output[:, 0], output[:, 1 : 1 + EventCounterCore.EVENTS]
     phase = output[:, 1 + EventCounterCore.EVENTS :]
     assert set(events.unique().tolist()) <= {0.0, 1.0}
     assert set(phase.unique().tolist()) <= {0.0, 1.0}
-    expected = torch.cumsum(stimulus[:, 0] - events[:, 0] + events[:, 1], 0)
+    expected = torch.cumsum(stimulus[:, 0] - events[:, 0] + events[:, 1] + (1 - events[:, 0]), 0)
     assert torch.equal(count, expected)  # exact, not close
 
 

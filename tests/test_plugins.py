@@ -167,20 +167,40 @@ def test_the_custom_core_example_trains_and_evaluates_from_outside_the_checkout(
     assert trained.returncode == 0, trained.stderr
     checkpoint = load_checkpoint(run)
     assert checkpoint["config"]["imports"] == ["custom_core"] and checkpoint["wiring"]["counter"] == "leaky"
-    # A fresh process, no --import: the checkpoint names its module.
+    # A fresh process, no --import: the checkpoint names its module, which is not imported unasked.
+    refused = run_command(
+        "nalu_rl.evaluate",
+        ["--checkpoint", str(run), "--delays", "5", "--out", str(tmp_path / "no")],
+        tmp_path,
+    )
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "--import custom_core" in refused.stderr and "--trust-imports" in refused.stderr
     evaluated = run_command(
         "nalu_rl.evaluate",
-        ["--checkpoint", str(run), "--delays", "5-12", "--episodes", "4", "--out", str(tmp_path / "eval")],
+        [
+            "--checkpoint",
+            str(run),
+            "--import",
+            "custom_core",
+            "--delays",
+            "5-12",
+            "--episodes",
+            "4",
+            "--out",
+            str(tmp_path / "eval"),
+        ],
         tmp_path,
     )
     assert evaluated.returncode == 0, evaluated.stderr
     assert (tmp_path / "eval" / "success_by_delay.csv").read_text().count("\n") == 9
     # Where the module cannot be imported, one line names it.
     elsewhere = run_command(
-        "nalu_rl.evaluate", ["--checkpoint", str(run), "--delays", "5"], REPOSITORY / "docs"
+        "nalu_rl.evaluate",
+        ["--checkpoint", str(run), "--trust-imports", "--delays", "5"],
+        REPOSITORY / "docs",
     )
     assert elsewhere.returncode == 2
-    assert elsewhere.stderr.count("\n") == 1 and "custom_core" in elsewhere.stderr
+    assert elsewhere.stderr.count("\n") == 1 and "cannot import module 'custom_core'" in elsewhere.stderr
 
 
 def test_a_cores_bare_parameter_is_trained_saved_moved_and_loaded_back(
@@ -335,8 +355,9 @@ def test_a_user_module_registers_an_environment_and_an_agent_for_one_run(tmp_pat
         ],
         tmp_path,
     )
-    # FrozenLake observes a Discrete cell number: not a Box, so it is refused in one line.
-    assert result.returncode == 2 and "Box or a Dict of Boxes" in result.stderr, result.stderr
+    # FrozenLake observes a Discrete cell number, which the agent reads one-hot: the run trains.
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "run" / "checkpoint.pt").is_file()
 
 
 def test_the_updown_example_counts_the_time_left_of_interval_timing_with_unit_weights(

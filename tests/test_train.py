@@ -18,7 +18,8 @@ from nalu_rl.cli import run_cli
 from nalu_rl.config import Config, agent_training_defaults, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard
-from nalu_rl.runtime.run import TrainingRun, open_run_folder
+from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run_folder import open_run_folder
 from nalu_rl.runtime.training import learner_threads
 
 

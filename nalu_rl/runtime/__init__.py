@@ -5,8 +5,10 @@ One concept per module, each importing only the ones above it in this list:
   workers.py   the worker pool (processes with private pipes, restarted when they die) and the
                settings every worker process gets
   monitor.py   what a user watches: recent episodes, the progress bar, TensorBoard
-  status.py    what a program watches: run_status.json (state, steps, why the run ended)
+  status.py    what a program watches: run_status.json (state, steps, why the run ended), its one writer
+  logbook.py   what one TensorBoard log of the run writes, and what the logs count between writes
   run.py       the run: model, optimizer, counts, the stop rule, logs and checkpoints
+  run_folder.py  the run folder: created for a new run, read back (config, checkpoint) for --resume
   actor.py     acting: a vector env played by a CPU copy of the policy into rollout buffers
   learner.py   the loss, the one guarded update, and the learner runtime (actors feed one learner)
   hogwild.py   the hogwild runtime (workers apply gradients to one shared model)

@@ -15,23 +15,22 @@ import gymnasium
 import numpy as np
 import torch
 
+from nalu_rl.agents import distributions
 from nalu_rl.environment import ended_episodes, observation_dict
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.rollout import NO_OUTCOME, OTHER_END_CODE, SUCCESS_CODE, RolloutBuffers, WeightStore
 from nalu_rl.runtime.workers import prepare_worker_process, retain_freed_memory
+from nalu_rl.spaces import action_components
 
 if TYPE_CHECKING:
     from nalu_rl.agents import ActorCritic, Wiring
 
 
-def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int]:
-    """The observation space of one environment of the run, as the Dict the agents read (and the
-    rollout buffers hold), and its number of actions."""
-    from nalu_rl.agents import observation_dict_space
-
+def environment_spaces(config: Any) -> tuple[gymnasium.spaces.Dict, int | tuple[int, ...]]:
+    """The observation space of one environment of the run, as the flat Dict of leaves the agents read
+    (and the rollout buffers hold), and its actions' sizes (`RunEnvironment.spaces`)."""
     with config.environment() as environment:
-        observation_space, num_actions = environment.spaces()
-    return observation_dict_space(observation_space), num_actions
+        return environment.spaces()
 
 
 def build_policy(config: Any, wiring: Wiring) -> ActorCritic:
@@ -55,6 +54,7 @@ class Actor:
         self.precision = config.precision  # of the acting forward pass, resolved for the CPU
         self.unroll_length = config.unroll_length
         self.env = config.environment().make_vector(num_envs)
+        self.action_components = action_components(self.env.single_action_space)
         observation, _ = self.env.reset(seed=seed)
         self.observation = _tensors(observation)
         self.episode_start = torch.ones(num_envs, dtype=torch.bool)
@@ -78,12 +78,14 @@ class Actor:
                 logits, _, self.state = self.model(
                     step_observation, self.episode_start.unsqueeze(0), self.state
                 )
-            log_probs = torch.log_softmax(logits[0].float(), dim=-1)
-            actions = torch.multinomial(log_probs.exp(), 1, generator=self.generator).squeeze(1)
+            step_logits = logits[0].float()
+            sizes = self.model.num_actions
+            actions = distributions.sample(step_logits, sizes, generator=self.generator)
             slot["actions"][t].copy_(actions)
-            slot["behaviour_log_probs"][t].copy_(log_probs.gather(1, actions.unsqueeze(1)).squeeze(1))
+            slot["behaviour_log_probs"][t].copy_(distributions.log_prob(step_logits, actions, sizes))
 
-            observation, reward, terminated, truncated, info = self.env.step(actions.numpy())
+            env_actions = self.action_components.to_env(actions.numpy())
+            observation, reward, terminated, truncated, info = self.env.step(env_actions)
             # A truncated episode (an env's time limit) ends like a terminated one: no value
             # bootstraps past it (a simplification; TimeTrack and IntervalTiming never truncate).
             ended = (np.asarray(terminated) | np.asarray(truncated)) & ~self.action_ignored

@@ -67,6 +67,7 @@ def worker_process(
         num_envs,
         num_buffers=1,
         shared=False,
+        action_shape=local_model.action_shape,
     )
     optimizer = build_optimizer(shared_model, config)
     parameters = [parameter for group in optimizer.param_groups for parameter in group["params"]]

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from nalu_rl import regularizer_scale
-from nalu_rl.agents.losses import actor_critic_loss, vtrace
+from nalu_rl.agents.losses import action_log_probs, actor_critic_loss, vtrace
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.actor import Actor, actor_process, build_policy
 from nalu_rl.runtime.rollout import RolloutBatch, RolloutBuffers, WeightStore
@@ -42,8 +42,7 @@ def compute_loss(
         logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
     # The loss, V-trace targets, values and log-probabilities in float32 whatever the precision.
     logits, values = logits.float(), values.float()
-    log_probs = torch.log_softmax(logits[:length].float(), dim=-1)
-    target_log_probs = log_probs.gather(-1, batch.actions.unsqueeze(-1)).squeeze(-1)
+    target_log_probs = action_log_probs(logits[:length], batch.actions, model.num_actions)
     discounts = config.gamma * (~batch.terminated).float()
     with torch.no_grad():
         value_targets, advantages = vtrace(
@@ -69,6 +68,7 @@ def compute_loss(
         mask,
         value_coef=config.value_coef,
         entropy_coef=config.entropy_coef,
+        action_sizes=model.num_actions,
     )
     regularizer = model.regularizer()
     regularizer_weight = regularizer_scale(
@@ -228,6 +228,7 @@ def train_learner(run: TrainingRun) -> None:
         config.envs_per_actor,
         num_buffers,
         shared=not serial,
+        action_shape=acting_model.action_shape,
     )
     context = multiprocessing.get_context("spawn")
     weights = WeightStore(run.model, context)

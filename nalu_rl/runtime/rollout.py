@@ -9,7 +9,8 @@ machines needs to provide the same two.
 
 Time layout of one unroll (t = 0 .. T-1, T = unroll_length):
   obs[t], episode_start[t]   the observation the action at t was chosen on; obs[T] bootstraps.
-  actions[t], behaviour_log_probs[t]   the action and its log-probability under the actor's policy.
+  actions[t], behaviour_log_probs[t]   the action (its index per component: [N] for Discrete, [N, K]
+                             for MultiDiscrete) and its log-probability under the actor's policy.
   rewards[t], terminated[t]  what the env returned for that action.
   ignored[t]                 the env ignored the action (NEXT_STEP autoreset after terminated[t-1]);
                              such steps are masked out of the loss.
@@ -32,13 +33,16 @@ NO_OUTCOME = -1
 SUCCESS_CODE = 0  # an episode ended with info["success"] (or outcome "success")
 OTHER_END_CODE = 1  # an episode ended otherwise
 
-_TORCH_DTYPES = {
-    np.dtype(np.uint8): torch.uint8,
-    np.dtype(np.float32): torch.float32,
-    np.dtype(np.float64): torch.float32,
-    np.dtype(np.int64): torch.int64,
-    np.dtype(np.int32): torch.int32,
-}
+
+def buffer_dtype(dtype: np.dtype) -> torch.dtype:
+    """The dtype an observation leaf is held in: uint8 (images) and bool as they are, other integers
+    (Discrete, MultiDiscrete, MultiBinary) as int64, floats as float32."""
+    dtype = np.dtype(dtype)
+    if dtype == np.uint8:
+        return torch.uint8
+    if dtype == np.bool_:
+        return torch.bool
+    return torch.int64 if np.issubdtype(dtype, np.integer) else torch.float32
 
 
 @dataclasses.dataclass
@@ -61,7 +65,7 @@ class RolloutBatch:
     @property
     def num_steps(self) -> int:
         """Environment steps held by the batch."""
-        return int(self.actions.numel())
+        return int(self.rewards.numel())
 
     def to(self, device: str | torch.device) -> RolloutBatch:
         """The batch on `device` (copies are non-blocking from pinned memory)."""
@@ -93,11 +97,13 @@ class RolloutBuffers:
         num_envs: int,
         num_buffers: int,
         shared: bool = True,
+        action_shape: tuple[int, ...] = (),
     ) -> None:
+        """`action_shape` is () for Discrete actions, (K,) for K MultiDiscrete components."""
         length, envs = unroll_length, num_envs
         specs: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
             "episode_start": ((length + 1, envs), torch.bool),
-            "actions": ((length, envs), torch.int64),
+            "actions": ((length, envs, *action_shape), torch.int64),
             "behaviour_log_probs": ((length, envs), torch.float32),
             "rewards": ((length, envs), torch.float32),
             "terminated": ((length, envs), torch.bool),
@@ -107,7 +113,7 @@ class RolloutBuffers:
             "episode_return": ((length, envs), torch.float32),
         }
         for key, space in observation_space.spaces.items():
-            specs[f"obs.{key}"] = ((length + 1, envs, *space.shape), _TORCH_DTYPES[np.dtype(space.dtype)])
+            specs[f"obs.{key}"] = ((length + 1, envs, *space.shape), buffer_dtype(space.dtype))
         for index, part in enumerate(state_example):
             specs[f"state.{index}"] = ((envs, *part.shape[1:]), part.dtype)
         self.unroll_length = unroll_length

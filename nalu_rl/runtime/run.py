@@ -21,35 +21,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint
-from nalu_rl.config import Config, validate
+from nalu_rl.checkpoint import build_model, save_checkpoint, upgrade_model_state
+from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
-from nalu_rl.errors import CheckpointError, InputError
+from nalu_rl.errors import CheckpointError
+from nalu_rl.runtime.logbook import LogBook
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.rollout import RolloutBatch
-from nalu_rl.runtime.status import write_run_status
+from nalu_rl.runtime.status import RunStatusFile
 from nalu_rl.units import ArithmeticUnit
 
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
 MAX_RESTARTS_WITHOUT_PROGRESS = 10
-
-# Options that define the model or the task; a resumed run keeps the saved ones.
-FIXED_ON_RESUME = (
-    "agent",
-    "env_id",
-    "extra_env_kwargs",
-    "imports",
-    "obs",
-    "size",
-    "delay_range",
-    "stimulus",
-    "reward_mode",
-    "seed",
-    "envs_per_actor",
-)
-
-# TensorBoard histograms of the arithmetic units' weights are written every this many logs.
-HISTOGRAM_EVERY_LOGS = 6
 
 
 def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
@@ -97,50 +80,6 @@ class RunCounters:
     restarts_without_progress: int = 0
     steps_at_last_restart: int = -1
     max_policy_lag: int = 0
-
-
-def open_run_folder(config: Config, explicit_options: set[str]) -> tuple[Config, Path, dict[str, Any] | None]:
-    """The config a run trains with, its folder (created and checked writable), and the checkpoint
-    payload it resumes from (None for a new run).
-
-    With `config.resume`, the saved config is kept, overridden only by the options named in
-    `explicit_options` that may change on resume. Raises InputError (or CheckpointError) for
-    options that cannot work, a folder that is not writable, or a folder that already holds a run.
-    """
-    payload = None
-    if config.resume is not None:
-        payload = load_checkpoint(Path(config.resume) / "checkpoint.pt")
-        saved = Config.from_dict(payload["config"])
-        changed = [
-            name
-            for name in FIXED_ON_RESUME
-            if name in explicit_options and getattr(config, name) != getattr(saved, name)
-        ]
-        if changed:
-            raise InputError(
-                f"--resume keeps the run's {', '.join('--' + n.replace('_', '-') for n in changed)}"
-            )
-        overrides = {name: getattr(config, name) for name in explicit_options if name not in FIXED_ON_RESUME}
-        config = Config.from_dict(
-            {**saved.to_dict(), **overrides, "resume": config.resume, "logdir": config.resume}
-        )
-    validate(config)
-    if config.logdir is None:
-        config.logdir = config.default_logdir()
-    logdir = Path(config.logdir)
-    if config.resume is None and (logdir / "checkpoint.pt").exists():
-        raise InputError(
-            f"run folder {logdir} already holds a checkpoint; continue it with --resume {logdir} "
-            "or choose another --logdir"
-        )
-    try:
-        logdir.mkdir(parents=True, exist_ok=True)
-        probe = logdir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        raise InputError(f"cannot write to log folder {logdir}: {error.strerror or error}") from None
-    return config, logdir, payload
 
 
 class StopRule:
@@ -198,8 +137,9 @@ class TrainingRun:
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
         try:
+            stored = resume_payload or {}
             self.model = build_model(
-                config.agent, observation_space, num_actions, (resume_payload or {}).get("wiring")
+                config.agent, observation_space, num_actions, stored.get("wiring"), stored.get("observation")
             )
         except (AttributeError, TypeError, ValueError) as error:
             raise CheckpointError(
@@ -229,18 +169,16 @@ class TrainingRun:
         self.dashboard: Dashboard | None = None
         # Held while a checkpoint reads the model and optimizer (hogwild workers step under it).
         self.checkpoint_lock: Any = contextlib.nullcontext()
-        self.started = time.perf_counter()
-        self.last_log = self.last_checkpoint = self.started
-        self.last_log_steps = self.steps
+        self.started = self.last_checkpoint = time.perf_counter()
         self.first_batch_time: float | None = None
         self.first_batch_steps = 0
-        self.last_busy_seconds = dict(self.busy_seconds)
-        self.logs_written = 0
+        self.log_book = LogBook(self.steps, self.busy_seconds)
+        self.status_file = RunStatusFile(logdir, config.total_steps)
 
     # -- resume ----------------------------------------------------------------------------
     def _restore(self, payload: dict[str, Any]) -> None:
         try:
-            self.model.load_state_dict(payload["model"])
+            self.model.load_state_dict(upgrade_model_state(self.model, payload["model"]))
             scales = [group["lr_scale"] for group in self.optimizer.param_groups]
             self.optimizer.load_state_dict(payload["optimizer"])
             # Adam's saved state carries the old learning rates; a --learning-rate given on resume wins.
@@ -270,6 +208,8 @@ class TrainingRun:
             "config": self.config.to_dict(),
             "model": {key: value.detach().cpu() for key, value in self.model.state_dict().items()},
             "wiring": self.model.wiring.to_dict(),
+            "observation": self.model.observation_preprocessing,
+            "action_sizes": self.model.num_actions,
             "optimizer": self.optimizer.state_dict(),
             "steps": self.steps,
             "updates": self.updates,
@@ -287,7 +227,7 @@ class TrainingRun:
         with self.checkpoint_lock:
             payload = self.checkpoint_payload()
         save_checkpoint(self.logdir / "checkpoint.pt", payload)
-        write_run_status(self.logdir, "running", self.steps, self.config.total_steps)
+        self.status_file.running(self.steps)
         self.last_checkpoint = time.perf_counter()
 
     # -- what the runtimes report ------------------------------------------------------------
@@ -403,7 +343,7 @@ class TrainingRun:
             self.first_batch_time, self.first_batch_steps = now, self.steps
         if self.dashboard is not None:
             self.dashboard.show(self.steps, self.window.success_rate(), self.window.full)
-            if now - self.last_log >= self.config.log_interval_s:
+            if self.log_book.due(now, self.config.log_interval_s):
                 self.log(now)
         if self.stop_rule.check(self.steps, self.counters, self.window):
             return True
@@ -413,33 +353,7 @@ class TrainingRun:
 
     def log(self, now: float | None = None) -> None:
         """Write the current scalars (and, now and then, the units' weight histograms) to TensorBoard."""
-        if self.dashboard is None:
-            return
-        now = time.perf_counter() if now is None else now
-        interval = max(now - self.last_log, 1e-9)
-        scalars = dict(self.last_metrics)
-        scalars.update(self.scalars)
-        scalars["charts/SPS"] = self.dashboard.steps_per_second(self.steps)
-        scalars["charts/SPS_recent"] = (self.steps - self.last_log_steps) / interval
-        scalars["charts/success_rate"] = self.window.success_rate()
-        scalars["charts/episode_return"] = self.window.mean_return()
-        scalars["charts/episodes"] = self.counters.episodes
-        if self.window.mean_ceiling is not None:
-            for delay, rate in self.window.success_rate_by_delay().items():
-                scalars[f"success_by_delay/T{delay:02d}"] = rate
-        scalars["runtime/nan_skipped_updates"] = self.counters.bad_updates
-        scalars["runtime/actor_restarts"] = self.counters.worker_restarts
-        scalars["runtime/updates"] = self.updates
-        busy = {role: self.busy_seconds[role] - self.last_busy_seconds[role] for role in self.busy_seconds}
-        scalars["runtime/learner_busy"] = busy["learner"] / interval
-        if self.config.actors == 0 or self.config.runtime == "hogwild":
-            scalars["runtime/actor_busy"] = busy["actor"] / interval / max(1, self.config.actors)
-        self.dashboard.log(self.steps, scalars)
-        if self.logs_written % HISTOGRAM_EVERY_LOGS == 0:
-            with self.checkpoint_lock:
-                self.dashboard.log_unit_weights(self.steps, self.model)
-        self.logs_written += 1
-        self.last_log, self.last_log_steps, self.last_busy_seconds = now, self.steps, dict(self.busy_seconds)
+        self.log_book.write(self, now)
 
     @contextlib.contextmanager
     def stop_on_signals(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:

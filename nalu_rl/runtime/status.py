@@ -25,28 +25,6 @@ RUN_STATUS_FILE = "run_status.json"
 RUN_STATES = ("running", "finished", "failed", "stopped")
 
 
-def write_run_status(
-    folder: str | os.PathLike,
-    state: str,
-    steps: int,
-    total_steps: int,
-    reason: str | None = None,
-    error: str | None = None,
-) -> None:
-    """Replace the run_status.json of `folder` with this state (atomically)."""
-    if state not in RUN_STATES:
-        raise ValueError(f"unknown run state {state!r}; expected one of {', '.join(RUN_STATES)}")
-    status = {
-        "state": state,
-        "steps": int(steps),
-        "total_steps": int(total_steps),
-        "reason": reason,
-        "error": None if error is None else one_line(error),
-        "updated": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-    }
-    write_text_atomically(Path(folder) / RUN_STATUS_FILE, json.dumps(status) + "\n")
-
-
 def read_run_status(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The run_status.json of `folder`, or None when there is none or it cannot be read."""
     try:
@@ -56,32 +34,55 @@ def read_run_status(folder: str | os.PathLike) -> dict[str, Any] | None:
     return status if isinstance(status, dict) and status.get("state") in RUN_STATES else None
 
 
-def write_run_end(run: TrainingRun, crash: BaseException | None = None) -> None:
-    """Record how `run` ended: "finished" by its stop rule, "stopped" by a signal, or "failed" (its
-    stop rule's failure, or `crash`, the exception that ended it)."""
-    error = None
-    if isinstance(crash, KeyboardInterrupt):
-        state, reason = "stopped", "stopped by SIGINT"
-    elif crash is not None:
-        state, reason, error = "failed", "failed", f"{type(crash).__name__}: {crash}"
-    elif run.failure is not None:
-        state, reason, error = "failed", run.stop_reason, run.failure
-    else:
-        state = "stopped" if run.signal_received is not None else "finished"
-        reason = run.stop_reason
-    write_run_status(run.logdir, state, run.steps, run.config.total_steps, reason=reason, error=error)
+class RunStatusFile:
+    """The run_status.json of one run folder, the one place that writes it: "running" at the start
+    and at each checkpoint, how the run ended at its end, or the input error that refused it."""
 
+    def __init__(self, folder: str | os.PathLike, total_steps: int) -> None:
+        self.folder = Path(folder)
+        self.total_steps = total_steps
 
-def write_input_error(folder: str | os.PathLike, error: str, total_steps: int) -> None:
-    """Record in `folder` that a run refused its input (state "failed"), keeping the step counts of
-    the status it replaces."""
-    previous = read_run_status(folder) or {}
-    steps = previous.get("steps")
-    total = previous.get("total_steps")
-    write_run_status(
-        folder,
-        "failed",
-        steps if isinstance(steps, int) else 0,
-        total if isinstance(total, int) else total_steps,
-        error=error,
-    )
+    def running(self, steps: int) -> None:
+        """The run trains and has taken `steps` steps."""
+        self._write("running", steps, self.total_steps)
+
+    def ended(self, run: TrainingRun, crash: BaseException | None = None) -> None:
+        """How `run` ended: "finished" by its stop rule, "stopped" by a signal, or "failed" (its stop
+        rule's failure, or `crash`, the exception that ended it)."""
+        error = None
+        if isinstance(crash, KeyboardInterrupt):
+            state, reason = "stopped", "stopped by SIGINT"
+        elif crash is not None:
+            state, reason, error = "failed", "failed", f"{type(crash).__name__}: {crash}"
+        elif run.failure is not None:
+            state, reason, error = "failed", run.stop_reason, run.failure
+        else:
+            state = "stopped" if run.signal_received is not None else "finished"
+            reason = run.stop_reason
+        self._write(state, run.steps, self.total_steps, reason=reason, error=error)
+
+    def refused(self, error: str) -> None:
+        """The run refused its input (state "failed"), keeping the step counts of the status it replaces."""
+        previous = read_run_status(self.folder) or {}
+        steps, total = previous.get("steps"), previous.get("total_steps")
+        self._write(
+            "failed",
+            steps if isinstance(steps, int) else 0,
+            total if isinstance(total, int) else self.total_steps,
+            error=error,
+        )
+
+    def _write(
+        self, state: str, steps: int, total_steps: int, reason: str | None = None, error: str | None = None
+    ) -> None:
+        if state not in RUN_STATES:
+            raise ValueError(f"unknown run state {state!r}; expected one of {', '.join(RUN_STATES)}")
+        status = {
+            "state": state,
+            "steps": int(steps),
+            "total_steps": int(total_steps),
+            "reason": reason,
+            "error": None if error is None else one_line(error),
+            "updated": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        }
+        write_text_atomically(self.folder / RUN_STATUS_FILE, json.dumps(status) + "\n")

@@ -15,7 +15,6 @@ from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.run import TrainingRun
-from nalu_rl.runtime.status import write_run_end, write_run_status
 
 RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild}
 
@@ -49,7 +48,7 @@ def train(run: TrainingRun) -> TrainingRun:
             f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr
         )
     run.dashboard = Dashboard(run.logdir, config.total_steps, run.steps, config.progress)
-    write_run_status(run.logdir, "running", run.steps, config.total_steps)
+    run.status_file.running(run.steps)
     crash: BaseException | None = None
     with run.stop_on_signals():
         try:
@@ -63,7 +62,7 @@ def train(run: TrainingRun) -> TrainingRun:
                 run.save()
                 report_stop_latency(run)
             run.log()
-            write_run_end(run, crash)
+            run.status_file.ended(run, crash)
     restarts = run.counters.worker_restarts
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "

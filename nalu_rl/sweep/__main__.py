@@ -1,7 +1,8 @@
 """`python -m nalu_rl.sweep`: train agents x seeds as one Ray Tune experiment, ending in the figure.
 
 Each trial is one `python -m nalu_rl.train` run, started as a child process of the trial (its
-own process group) in its own run folder, ROOT/NAME/<agent>-<obs>-seed<k>/, so every trial
+own process group) in its own run folder, ROOT/NAME/<agent>-<task>-seed<k>/ (<task>: the observation
+mode of a timing task, else the env id), so every trial
 folder is an ordinary run folder (config.json, checkpoint.pt, run_status.json, TensorBoard events,
 the evaluation CSV and PNG). A trial whose train process dies is retried with `--resume` on its
 folder, so its step count continues from the last checkpoint. Ctrl-C stops every trial with
@@ -24,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from nalu_rl.cli import CliError, add_import_option, one_line_errors, run_cli
+from nalu_rl.cli import CliError, add_import_option, add_trust_imports_option, one_line_errors, run_cli
 from nalu_rl.sweep.folder import read_trial_status
 from nalu_rl.sweep.plan import make_specs, plan_sweep, trial_resources
 from nalu_rl.sweep.progress import SweepProgress
@@ -48,8 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--agents", nargs="+", metavar="AGENT", help="agents to train (see nalu_rl.train --agent)")
     add("--seeds", nargs="+", metavar="SEEDS", help="seeds: ranges and lists, e.g. 0-4, 0,2,5, 0-2,7")
-    add("--obs", choices=("pixels", "symbolic"), help="observation mode (default pixels)")
-    add("--name", help="sweep name: the sweep folder is ROOT/NAME (default <obs>-<time>)")
+    add(
+        "--obs",
+        choices=("pixels", "symbolic"),
+        help="observation mode of a timing task (default: train's, pixels); not for other envs",
+    )
+    add("--name", help="sweep name: the sweep folder is ROOT/NAME (default <obs or env id>-<time>)")
     add("--root", default=str(Path("runs") / "sweeps"), help="folder of the sweep folders")
     add(
         "--address",
@@ -75,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         "options not given again are those of the first run",
     )
     add("--verbose", action="store_true", help="show Ray's logs and Tune's status table")
+    add_import_option(
+        parser,
+        where="passed on to every trial's train (by name, with the folder it was found in here on the "
+        "trials' PYTHONPATH); with --resume, the modules of the sweep's recorded train options to import",
+    )
+    add_trust_imports_option(parser, what="the resumed sweep's sweep.json")
     return parser
 
 
@@ -127,13 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep as the command line says; return the exit code (0 all finished, 1 some failed,
     130 interrupted)."""
     sweep_argv, train_options = split_train_options(sys.argv[1:] if argv is None else argv)
-    args = one_line_errors(
-        add_import_option(build_parser(), where="passed on to every trial's train")
-    ).parse_args(sweep_argv)
-    # The sweep's --import modules go to every trial too (each train process imports them again).
-    if args.imports:
-        imports = [option for name in args.imports for option in ("--import", name)]
-        train_options = [*imports, *(train_options or [])]
+    args = one_line_errors(build_parser()).parse_args(sweep_argv)
     plan = plan_sweep(args, train_options)
     backend = load_ray_backend()
     specs: list[TrialSpec] = []

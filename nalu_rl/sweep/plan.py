@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -15,14 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import nalu_rl
-from nalu_rl.cli import CliError
+from nalu_rl.cli import CliError, parse_ranges
 from nalu_rl.config import Config, parse_config, validate
+from nalu_rl.environment import TASK_OPTION_KWARGS, task_options
+from nalu_rl.plugins import consented_imports, module_folders, modules_in_argv, recorded_modules
 from nalu_rl.runtime.training import learner_threads
 from nalu_rl.sweep.trial import TrialSpec, trial_folder_name
 
 # Train options that the sweep sets for each trial; after "--" they are refused.
 SWEEP_OWNED_OPTIONS = ("agent", "seed", "logdir", "resume", "obs")
 SWEEP_FILE = "sweep.json"  # the sweep's grid and options, read back by --resume
+# The env keyword argument that makes --obs an axis of the sweep (a timing task's observation mode).
+OBSERVATION_MODE = TASK_OPTION_KWARGS["obs"]
 
 
 @dataclass
@@ -33,9 +37,15 @@ class SweepPlan:
     folder: Path
     agents: list[str]
     seeds: list[int]
-    obs: str
+    obs: str | None  # None for an env without observation modes (not a timing task)
     train_options: list[str]
     config: Config  # the train config shared by the trials (of the first agent)
+
+    @property
+    def task(self) -> str:
+        """What the trials' folders and the sweep's default name say of the task: the observation mode
+        of a timing task, else the env id (e.g. "CartPole-v1")."""
+        return task_label(self.config.env_id, self.obs)
 
     def write_sweep_file(self) -> None:
         """Create the sweep folder and record the grid in it, for --resume."""
@@ -53,25 +63,23 @@ def parse_seeds(tokens: Sequence[str]) -> list[int]:
     """Seeds from tokens such as "0-4", "0,2,5" or "0-2,7" (several tokens add up); in order, no repeats."""
     seeds: list[int] = []
     for token in tokens:
-        for part in token.split(","):
-            match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-            if match is None or (match.group(2) is not None and int(match.group(2)) < int(match.group(1))):
-                raise CliError(f"--seeds: bad seed list {token!r}; expected e.g. 0-4, 0,2,5 or 0-2,7")
-            first = int(match.group(1))
-            last = int(match.group(2)) if match.group(2) is not None else first
-            seeds.extend(seed for seed in range(first, last + 1) if seed not in seeds)
+        try:
+            seeds.extend(seed for seed in parse_ranges(token) if seed not in seeds)
+        except ValueError:
+            raise CliError(f"--seeds: bad seed list {token!r}; expected e.g. 0-4, 0,2,5 or 0-2,7") from None
     if not seeds:
         raise CliError("--seeds: no seed given")
     return seeds
 
 
 def check_train_options(
-    train_options: Sequence[str], agents: Sequence[str], obs: str, on_cluster: bool
+    train_options: Sequence[str], agents: Sequence[str], obs: str | None, on_cluster: bool
 ) -> Config:
     """Parse and validate the train options as `nalu_rl.train` would, for each agent, without training.
 
     Return the config of the first agent (the options shared by all trials). On a cluster the
-    CUDA check is left to the trials, whose nodes may have the GPUs this one lacks.
+    CUDA check is left to the trials, whose nodes may have the GPUs this one lacks. `obs` None: the
+    env's default (an env without observation modes).
     """
     from nalu_rl.agents import agent_names
     from nalu_rl.plugins import import_modules, modules_in_argv
@@ -81,18 +89,23 @@ def check_train_options(
     if unknown:
         raise CliError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(agent_names())}")
     try:
-        owned = [name for name in SWEEP_OWNED_OPTIONS if name in parse_config(train_options)[1]]
+        given = parse_config(train_options)[1]
     except ValueError as error:  # InputError and CliError among them
         raise CliError(f"train option rejected: {error}") from None
-    if owned == ["obs"]:
-        raise CliError("--obs is an option of the sweep: give it before --")
+    # A trial gets its modules by name (--import); a recorded consent would let sweep.json grant it.
+    for sweep_option in ("obs", "trust_imports"):
+        if sweep_option in given:
+            flag = "--" + sweep_option.replace("_", "-")
+            raise CliError(f"{flag} is an option of the sweep: give it before --")
+    owned = [name for name in SWEEP_OWNED_OPTIONS if name in given]
     if owned:
         flag = "--" + owned[0].replace("_", "-")
         raise CliError(f"{flag} is set by the sweep for each trial; remove it from the train options")
     configs = []
     for agent in agents:
         try:
-            config, _ = parse_config(["--agent", agent, "--obs", obs, *train_options])
+            observation = ["--obs", obs] if obs is not None else []
+            config, _ = parse_config(["--agent", agent, *observation, *train_options])
             if on_cluster and config.device == "cuda":
                 validate(dataclasses.replace(config, device="auto"))
             else:
@@ -133,28 +146,67 @@ def _check_limits(args: argparse.Namespace) -> None:
 def plan_sweep(args: argparse.Namespace, train_options: list[str] | None) -> SweepPlan:
     """Check the command line (no Ray needed) and decide the grid; CliError on bad input.
 
-    With --resume, what is not given again comes from the sweep's sweep.json.
+    A new sweep's train options are its --import modules followed by the options after "--". With
+    --resume, what is not given again comes from the sweep's sweep.json; the modules its train options
+    name are imported only when named again with --import or accepted with --trust-imports.
     """
     saved = _saved_grid(args)
     agents = args.agents or saved.get("agents")
     seed_tokens = args.seeds or [",".join(str(seed) for seed in saved.get("seeds", []))]
-    obs = args.obs or saved.get("obs") or "pixels"
-    if train_options is None:
-        train_options = list(saved.get("train_options", []))
+    if train_options is None and args.resume:
+        train_options = saved.get("train_options", [])
+        sweep_file = f"sweep file {Path(args.root) / args.name / SWEEP_FILE}"
+        if not isinstance(train_options, list) or not all(isinstance(item, str) for item in train_options):
+            raise CliError(f"cannot resume: the {sweep_file} has malformed train options")
+        recorded = train_option_modules(train_options)
+        consented_imports(recorded, args.imports, args.trust_imports, recorded_by=sweep_file)
+    else:
+        given = modules_in_argv(train_options or [])
+        imports = [name for name in args.imports if name not in given]
+        train_options = [
+            *(option for name in imports for option in ("--import", name)),
+            *(train_options or []),
+        ]
     if not agents:
         raise CliError("--agents: give at least one agent")
     if not args.seeds and not saved:
         raise CliError("--seeds: give the seeds, e.g. 0-4")
     seeds = parse_seeds(seed_tokens)
     _check_limits(args)
+    obs = args.obs or saved.get("obs")
     config = check_train_options(train_options, agents, obs, on_cluster=args.address is not None)
-    name = args.name or f"{obs}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if OBSERVATION_MODE not in task_options(config.env_id):
+        if args.obs:
+            raise CliError(f"--obs: {config.env_id} has no observation modes (it is not a timing task)")
+        obs = None
+    else:
+        obs = obs or config.obs
+    name = args.name or f"{task_label(config.env_id, obs)}-{time.strftime('%Y%m%d-%H%M%S')}"
     if "/" in name or name in ("", ".", ".."):
         raise CliError(f"--name must be a plain folder name, got {name!r}")
     folder = Path(args.root).absolute() / name
     if not args.resume and folder.exists() and any(folder.iterdir()):
         raise CliError(f"sweep folder {folder} already exists; continue it with --resume --name {name}")
     return SweepPlan(name, folder, list(agents), seeds, obs, list(train_options), config)
+
+
+def train_option_modules(train_options: Sequence[str]) -> list[str]:
+    """The modules that train options would import: their --import modules, then the module of an
+    --env-id written "module:Env-v0" (Gymnasium imports it)."""
+    env_ids = [
+        argument.split("=", 1)[1] if argument.startswith("--env-id=") else train_options[index + 1]
+        for index, argument in enumerate(train_options)
+        if argument.startswith("--env-id=") or (argument == "--env-id" and index + 1 < len(train_options))
+    ]
+    return recorded_modules(
+        {"imports": modules_in_argv(train_options), "env_id": env_ids[-1] if env_ids else None}
+    )
+
+
+def task_label(env_id: str, obs: str | None) -> str:
+    """A sweep's word for its task in folder names: the observation mode of an env that has them, else
+    the env id with "/" and ":" as "-"."""
+    return obs if obs is not None else env_id.replace("/", "-").replace(":", "-")
 
 
 def trial_cpus(config: Config) -> int:
@@ -190,19 +242,28 @@ def source_checkout() -> str:
     return str(root) if (root / "pyproject.toml").is_file() else ""
 
 
+def trial_python_path(train_options: Sequence[str]) -> str:
+    """The PYTHONPATH entries of every trial: this checkout (when nalu_rl runs from one), then the
+    folders where the modules of the train options were found here (a trial runs in its own folder,
+    from which `--import custom_core` of `cd examples` would not be found)."""
+    folders = [source_checkout(), *module_folders(train_option_modules(train_options))]
+    return os.pathsep.join(dict.fromkeys(folder for folder in folders if folder))
+
+
 def make_specs(plan: SweepPlan, cpus: int) -> list[TrialSpec]:
     """One spec per agent x seed, in that order."""
     given = parse_config(plan.train_options)[1]
     threads = 0 if "learner_threads" in given else learner_threads(plan.config, cores=cpus)
+    python_path = trial_python_path(plan.train_options)
     return [
         TrialSpec(
             agent,
             seed,
             plan.obs,
-            str(plan.folder / trial_folder_name(agent, plan.obs, seed)),
+            str(plan.folder / trial_folder_name(agent, plan.task, seed)),
             tuple(plan.train_options),
             threads,
-            source_checkout(),
+            python_path,
         )
         for agent in plan.agents
         for seed in plan.seeds

@@ -14,7 +14,7 @@ from nalu_rl.sweep.trial import TrialSpec
 
 def write_figure(plan: SweepPlan, specs: Sequence[TrialSpec]) -> list[Path]:
     """The combined success-by-delay figure and Markdown table of the finished trials' evaluations."""
-    from nalu_rl.evaluation import delay_meaning
+    from nalu_rl.evaluation import delay_meaning, training_range
     from nalu_rl.figures import curves_over_seeds, markdown_table, plot_success_by_delay, read_success_rows
 
     csvs = [Path(spec.folder) / "success_by_delay.csv" for spec in specs]
@@ -26,8 +26,8 @@ def write_figure(plan: SweepPlan, specs: Sequence[TrialSpec]) -> list[Path]:
     figure = plot_success_by_delay(
         rows,
         plan.folder / "success_by_delay.png",
-        train_range=tuple(plan.config.delay_range),
-        title=f"{plan.name}: {plan.obs}, {seeds} seed{'s' if seeds != 1 else ''} per agent",
+        train_range=training_range(plan.config.to_dict()),
+        title=f"{plan.name}: {plan.task}, {seeds} seed{'s' if seeds != 1 else ''} per agent",
         delay_meaning=delay_meaning(plan.config.to_dict()),
     )
     table = plan.folder / "success_by_delay.md"

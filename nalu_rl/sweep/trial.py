@@ -50,11 +50,11 @@ class TrialSpec:
 
     agent: str
     seed: int
-    obs: str
+    obs: str | None  # None: the env has no observation modes
     folder: str  # absolute path of the run folder
     train_options: tuple[str, ...]  # the options after "--", as given
     learner_threads: int  # 0: the options set --learner-threads themselves
-    python_path: str  # prepended to PYTHONPATH of the train process ("" for none)
+    python_path: str  # prepended to PYTHONPATH of the train process ("" for none; os.pathsep between)
 
     @property
     def name(self) -> str:
@@ -70,9 +70,10 @@ class TrialSpec:
         return cls(**values)
 
 
-def trial_folder_name(agent: str, obs: str, seed: int) -> str:
-    """The run folder name of one trial inside the sweep folder."""
-    return f"{agent}-{obs}-seed{seed}"
+def trial_folder_name(agent: str, task: str, seed: int) -> str:
+    """The run folder name of one trial inside the sweep folder (`task`: the sweep's `task`, its
+    observation mode or env id)."""
+    return f"{agent}-{task}-seed{seed}"
 
 
 def train_arguments(spec: TrialSpec, resume: bool) -> list[str]:
@@ -80,7 +81,8 @@ def train_arguments(spec: TrialSpec, resume: bool) -> list[str]:
     if resume:
         head = ["--resume", spec.folder]
     else:
-        head = ["--agent", spec.agent, "--obs", spec.obs, "--seed", str(spec.seed), "--logdir", spec.folder]
+        observation = ["--obs", spec.obs] if spec.obs is not None else []
+        head = ["--agent", spec.agent, *observation, "--seed", str(spec.seed), "--logdir", spec.folder]
     head.append("--no-progress")  # the output goes to train.log
     if spec.learner_threads:
         head += ["--learner-threads", str(spec.learner_threads)]
