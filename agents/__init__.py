@@ -11,7 +11,10 @@ from nalu_rl.agents.losses import (
     action_log_probs,
     actor_critic_loss,
     gae_advantages,
+    normalize_advantages,
     nstep_returns,
+    policy_entropy,
+    ppo_loss,
     vtrace,
 )
 from nalu_rl.agents.model import ActorCritic, make_agent
@@ -31,13 +34,13 @@ from nalu_rl.agents.wiring import Wiring
 from nalu_rl.units import ArithmeticUnit, register_unit
 
 __all__ = [
-    "OBSERVATION_KEY",
-    "STIMULUS_KEY",
     "ActorCritic",
     "AgentSpec",
     "ArithmeticUnit",
     "Core",
     "LossTerms",
+    "OBSERVATION_KEY",
+    "STIMULUS_KEY",
     "VTraceReturns",
     "Wiring",
     "action_log_probs",
@@ -49,8 +52,11 @@ __all__ = [
     "describe_agents",
     "gae_advantages",
     "make_agent",
+    "normalize_advantages",
     "nstep_returns",
     "observation_dict_space",
+    "policy_entropy",
+    "ppo_loss",
     "register_agent",
     "register_core",
     "register_encoder",

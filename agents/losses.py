@@ -1,4 +1,4 @@
-"""Advantage actor-critic losses: n-step returns, GAE(lambda), V-trace and the A3C loss.
+"""Actor-critic losses: n-step returns, GAE(lambda), V-trace, and the A3C and PPO losses side by side.
 
 Every tensor is [T, B] (time-major) unless said otherwise; bootstrap values are [B].
 `discounts[t] = gamma * (1 - terminated[t])`: a step that ends an episode never bootstraps, and
@@ -37,6 +37,31 @@ def action_log_probs(logits: Tensor, actions: Tensor, action_sizes: ActionSizes 
     [T, B, A]; `action_sizes` as in `nalu_rl.agents.distributions` (default: one categorical of A)."""
     sizes = logits.shape[-1] if action_sizes is None else action_sizes
     return distributions.log_prob(logits, actions, sizes)
+
+
+def policy_entropy(logits: Tensor, action_sizes: ActionSizes | None = None) -> Tensor:
+    """H(pi(.|x_t)) = -sum_a pi(a|x_t) log pi(a|x_t), [T, B], of the policy logits [T, B, A] (summed
+    over the components of MultiDiscrete `action_sizes`)."""
+    sizes = logits.shape[-1] if action_sizes is None else action_sizes
+    return distributions.entropy(logits, sizes)
+
+
+def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
+    """Mean of `values` over the entries where `mask` = 1 (0 when there are none)."""
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def masked_std(values: Tensor, mask: Tensor) -> Tensor:
+    """Standard deviation (population) of `values` over the entries where `mask` = 1."""
+    return masked_mean((values - masked_mean(values, mask)).square(), mask).sqrt()
+
+
+@torch.no_grad()
+def normalize_advantages(advantages: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
+    """(A - mean(A)) / (std(A) + eps) over the steps where mask = 1 (SB3, CleanRL): the policy
+    gradient's scale no longer follows the scale of the returns."""
+    return (advantages - masked_mean(advantages, mask)) / (masked_std(advantages, mask) + eps)
 
 
 @torch.no_grad()
@@ -130,11 +155,50 @@ def actor_critic_loss(
     entropy are sums over the components), values / value_targets / advantages / mask [T, B].
     """
     sizes = logits.shape[-1] if action_sizes is None else action_sizes
-    mask = mask.to(values.dtype)
-    count = mask.sum().clamp(min=1.0)
     taken, step_entropy = distributions.log_prob_and_entropy(logits, actions, sizes)
-    policy = -(taken * advantages.detach() * mask).sum() / count
-    value = (0.5 * (values - value_targets.detach()).square() * mask).sum() / count
-    entropy = (step_entropy * mask).sum() / count
+    policy = -masked_mean(taken * advantages.detach(), mask)
+    value = masked_mean(0.5 * (values - value_targets.detach()).square(), mask)
+    entropy = masked_mean(step_entropy, mask)
+    total = policy + value_coef * value - entropy_coef * entropy
+    return LossTerms(total=total, policy=policy, value=value, entropy=entropy)
+
+
+def ppo_loss(
+    logits: Tensor,
+    actions: Tensor,
+    old_log_probs: Tensor,
+    values: Tensor,
+    old_values: Tensor,
+    value_targets: Tensor,
+    advantages: Tensor,
+    mask: Tensor,
+    clip_coef: float = 0.2,
+    value_clip: float = 0.0,
+    value_coef: float = 0.5,
+    entropy_coef: float = 0.01,
+    action_sizes: ActionSizes | None = None,
+) -> LossTerms:
+    """The clipped-surrogate PPO loss (Schulman et al. 2017, eq. 7 and 9), averaged where mask = 1:
+
+    ratio_t = pi(a_t|x_t) / pi_old(a_t|x_t)
+    policy  = -mean(min(ratio_t * A_t, clip(ratio_t, 1 - clip_coef, 1 + clip_coef) * A_t))
+    value   = mean(0.5 * (V_t - target_t)^2), or with value_clip c > 0
+              mean(0.5 * max((V_t - target_t)^2, (V_old_t + clip(V_t - V_old_t, -c, c) - target_t)^2))
+    entropy, total: as `actor_critic_loss`.
+    old_log_probs and old_values are those of the policy that acted; every [T, B] but logits [T, B, A]
+    and actions ([T, B, K] for MultiDiscrete `action_sizes`).
+    """
+    sizes = logits.shape[-1] if action_sizes is None else action_sizes
+    taken, step_entropy = distributions.log_prob_and_entropy(logits, actions, sizes)
+    ratio = torch.exp(taken - old_log_probs.detach())
+    advantages = advantages.detach()
+    surrogate = torch.min(ratio * advantages, ratio.clamp(1.0 - clip_coef, 1.0 + clip_coef) * advantages)
+    policy = -masked_mean(surrogate, mask)
+    value_error = (values - value_targets.detach()).square()
+    if value_clip > 0:
+        clipped = old_values.detach() + (values - old_values.detach()).clamp(-value_clip, value_clip)
+        value_error = torch.max(value_error, (clipped - value_targets.detach()).square())
+    value = masked_mean(0.5 * value_error, mask)
+    entropy = masked_mean(step_entropy, mask)
     total = policy + value_coef * value - entropy_coef * entropy
     return LossTerms(total=total, policy=policy, value=value, entropy=entropy)

@@ -38,7 +38,7 @@ EncoderFactory = Callable[["gymnasium.spaces.Box", int], "nn.Module"]
 @dataclass(frozen=True)
 class AgentSpec:
     """A registered agent: its wiring, a one-line summary (--list-agents), and the training options
-    it trains with unless the command line sets them (Config field names to values)."""
+    it trains the timing tasks with unless the command line sets them (Config field names to values)."""
 
     name: str
     wiring: Wiring
@@ -78,7 +78,8 @@ def register_agent(
     """Make `wiring` the agent called `name` (what `--agent NAME` trains) and return its entry.
 
     `summary` is one line for --list-agents; `training_defaults` are training options (Config
-    field names) the agent trains with unless the command line gives them.
+    field names) the agent trains the timing tasks with unless the command line gives them (on
+    another env train's own defaults hold).
     """
     check_entry_name("agent", name, AGENTS, replace)
     if not isinstance(wiring, Wiring):

@@ -43,12 +43,31 @@ def _json_object(text: str) -> dict[str, Any]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+# The options that mean something on a timing task only (its task options, its stopping target and
+# its success-vs-T evaluation); a run on another env leaves them out of config.json.
+TIMING_TASK_FIELDS = (
+    "obs",
+    "size",
+    "delay_range",
+    "stimulus",
+    "reward_mode",
+    "target_fraction",
+    "eval_max_delay",
+)
+
+# The agent trained on an env that is not a timing task when --agent is not given.
+GENERIC_DEFAULT_AGENT = "lstm"
+
+
 @dataclass
 class Config:
     """Every setting of a training run, with its default (`parse_config` puts the agent's registered
     training defaults over these)."""
 
-    agent: str = _option("signed-count", "agent (core) to train")
+    agent: str = _option(
+        "signed-count",
+        "agent (core) to train (the default on an env that is not a timing task: lstm)",
+    )
     env_id: str = _option(
         "nalu_rl/TimeTrack-v0",
         "Gymnasium id of the environment (Discrete or MultiDiscrete actions; observations of Box, "
@@ -108,6 +127,9 @@ class Config:
         "learns; else the cores the actors leave, less one)",
     )
     total_steps: int = _option(20_000_000, "budget of environment steps")
+    time_budget_s: float = _option(
+        0.0, "also stop after this many seconds of training in this process (0: no time limit)"
+    )
     delay_range: tuple[int, int] = _option(
         (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")
     )
@@ -117,6 +139,35 @@ class Config:
     )
     reward_mode: str = _option("graded", "reward at arrival", choices=("graded", "exact"))
     seed: int = _option(0, "random seed of the run")
+    algo: str = _option(
+        "ppo",
+        "the update: ppo, PPO's clipped surrogate over several epochs of minibatches of each batch; "
+        "a3c, one A3C gradient step per batch (the paper's)",
+        choices=("ppo", "a3c"),
+    )
+    value_targets: str = _option(
+        "gae",
+        "value targets and advantages: gae, GAE(lambda) returns (on-policy); vtrace, V-trace, which "
+        "corrects for the policy lag of actors that run ahead",
+        choices=("gae", "vtrace"),
+    )
+    gae_lambda: float = _option(0.95, "lambda of GAE(lambda) (1: n-step returns, 0: one-step TD)")
+    advantage_norm: bool = _option(
+        True, "normalise the advantages of each (mini)batch to mean 0 and standard deviation 1"
+    )
+    return_norm: bool = _option(
+        True,
+        "divide the rewards by the running standard deviation of the discounted return (SB3 "
+        "VecNormalize's norm_reward); its statistics are saved in the checkpoint",
+    )
+    ppo_epochs: int = _option(4, "PPO: passes over each batch")
+    ppo_minibatches: int = _option(
+        4, "PPO: minibatches per pass, each a set of whole env sequences re-run from their stored state"
+    )
+    clip_coef: float = _option(0.2, "PPO: clip of the probability ratio (epsilon)")
+    value_clip: float = _option(
+        0.0, "PPO: clip of the value's change from the acting policy's (0: no value clipping)"
+    )
     learning_rate: float = _option(7e-4, "Adam learning rate")
     unit_lr_scale: float = _option(
         1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
@@ -124,7 +175,7 @@ class Config:
     gamma: float = _option(0.99, "discount factor")
     entropy_coef: float = _option(0.01, "weight of the entropy bonus")
     value_coef: float = _option(0.5, "weight of the value loss")
-    max_grad_norm: float = _option(40.0, "gradient norm clip")
+    max_grad_norm: float = _option(0.5, "gradient norm clip")
     regularizer_weight: float = _option(
         0.1, "weight of the arithmetic units' regulariser (NAU/NMU sparsity) once warmed up"
     )
@@ -175,10 +226,21 @@ class Config:
 
         return RunEnvironment(self.env_id, self.env_kwargs())
 
+    def is_timing_task(self) -> bool:
+        """Whether --env-id is a timing task (its env class takes the task options), read without
+        building an env."""
+        from nalu_rl.environment import task_options
+
+        return bool(task_options(self.env_id))
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible dict of the config, with the env keyword arguments under "env"."""
+        """JSON-compatible dict of the config, with the env keyword arguments under "env"; an env
+        that is not a timing task gets none of the timing-task fields (`TIMING_TASK_FIELDS`)."""
         values = dataclasses.asdict(self)
         values["delay_range"] = list(self.delay_range)
+        if not self.is_timing_task():
+            for name in TIMING_TASK_FIELDS:
+                values.pop(name)
         values["env"] = self.env_kwargs()
         values["resolved_precision"], values["precision_reason"] = self.resolved_precision()
         return values
@@ -222,9 +284,9 @@ class Config:
 
 
 def agent_training_defaults(agent: str) -> dict[str, Any]:
-    """The training options `agent` trains with unless the command line sets them (its registry
-    entry's, e.g. those of its measured runs); empty for an unknown agent. InputError if the entry
-    names an option that is not a Config field."""
+    """The training options `agent` trains the timing tasks with unless the command line sets them
+    (its registry entry's: those of its measured runs); empty for an unknown agent. InputError if
+    the entry names an option that is not a Config field."""
     from nalu_rl.agents import agent_names, agent_spec
 
     if agent not in agent_names():
@@ -242,6 +304,12 @@ def _field_type(item: dataclasses.Field) -> Any:
     if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
         kind = next(arg for arg in typing.get_args(kind) if arg is not type(None))
     return kind
+
+
+def _agent_list(agents: list[str], agents_with_defaults: int) -> str:
+    if len(agents) == agents_with_defaults and len(agents) > 3:
+        return "every agent with training defaults"
+    return ", ".join(agents)
 
 
 def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
@@ -282,12 +350,19 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         extra["default"] = default if defaults else argparse.SUPPRESS
         help_text = item.metadata["help"]
         if item.name == "agent":
-            help_text = f"{help_text}: one of {', '.join(describe_agents())}"
-            for agent in agents_defaults:
-                help_text += f"; {agent} sets the defaults of the options whose help names it"
+            help_text = (
+                f"{help_text}: one of {', '.join(describe_agents())}; on a timing task an agent's "
+                "measured options are the defaults of the options whose help names it"
+            )
+        by_value: dict[str, list[str]] = {}
         for agent, agent_defaults in agents_defaults.items():
             if item.name in agent_defaults:
-                help_text += f" ({agent}: {agent_defaults[item.name]} unless given)"
+                by_value.setdefault(str(agent_defaults[item.name]), []).append(agent)
+        if by_value:
+            shown = "; ".join(
+                f"{_agent_list(agents, len(agents_defaults))}: {value}" for value, agents in by_value.items()
+            )
+            help_text += f" (on a timing task {shown}, unless given)"
         if "action" in extra or "type" in extra:
             parser.add_argument(flag, dest=item.name, help=help_text, **extra)
         elif kind is bool:
@@ -303,9 +378,11 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
 def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     """Parse the command line into a Config; also return the names of the options given explicitly.
 
-    The agent's registered training defaults replace the defaults of the options not given. A malformed
-    option raises InputError (argparse's usage text and exit are not used). --trust-imports is no
-    setting of the run: given, it is among the explicit names as "trust_imports", never in the Config.
+    On a timing task the agent's registered training defaults replace the defaults of the options not
+    given; on another env --agent defaults to GENERIC_DEFAULT_AGENT and the Config defaults hold. A
+    malformed option raises InputError (argparse's usage text and exit are not used). --trust-imports
+    is no setting of the run: given, it is among the explicit names as "trust_imports", never in the
+    Config.
     """
 
     def one_line_error(message: str) -> None:
@@ -324,10 +401,15 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[Config, set[str]]:
     values.pop("list_agents")
     values.pop("trust_imports")
     given.discard("list_agents")
-    for name, value in agent_training_defaults(values["agent"]).items():
+    config = Config(**values)
+    if not config.is_timing_task():
+        if "agent" not in given:
+            config.agent = GENERIC_DEFAULT_AGENT
+        return config, given
+    for name, value in agent_training_defaults(config.agent).items():
         if name not in given:
-            values[name] = value
-    return Config(**values), given
+            setattr(config, name, value)
+    return config, given
 
 
 def validate(config: Config) -> None:
@@ -356,7 +438,14 @@ def validate(config: Config) -> None:
     for name in positive:
         if getattr(config, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
-    non_negative = ("actors", "total_steps", "learner_threads", "eval_episodes", "success_window")
+    non_negative = (
+        "actors",
+        "total_steps",
+        "time_budget_s",
+        "learner_threads",
+        "eval_episodes",
+        "success_window",
+    )
     for name in non_negative:
         if getattr(config, name) < 0:
             raise InputError(f"--{name.replace('_', '-')} must not be negative, got {getattr(config, name)}")
@@ -379,6 +468,22 @@ def validate(config: Config) -> None:
             f"--regularizer-gate-success {config.regularizer_gate_success:g} needs --runtime learner "
             "(with hogwild give --regularizer-gate-success 0)"
         )
+    if config.runtime == "hogwild" and config.algo == "ppo":
+        raise InputError("--algo ppo runs on --runtime learner; --runtime hogwild takes --algo a3c")
+    if config.runtime == "hogwild" and config.return_norm:
+        raise InputError(
+            "--return-norm keeps one run's statistics, which hogwild workers do not share; "
+            "give --no-return-norm with --runtime hogwild"
+        )
+    for name in ("ppo_epochs", "ppo_minibatches"):
+        if getattr(config, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
+    if not 0.0 <= config.gae_lambda <= 1.0:
+        raise InputError(f"--gae-lambda must be in [0, 1], got {config.gae_lambda}")
+    if not config.clip_coef > 0.0:
+        raise InputError(f"--clip-coef must be positive, got {config.clip_coef}")
+    if not config.value_clip >= 0.0:
+        raise InputError(f"--value-clip must not be negative, got {config.value_clip}")
     if config.runtime == "hogwild" and config.actors < 1:
         raise InputError("--runtime hogwild needs --actors of at least 1")
     low, high = config.delay_range

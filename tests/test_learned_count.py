@@ -16,7 +16,7 @@ import torch
 from nalu_rl.agents import make_agent
 from nalu_rl.agents.cores import EventCounterCore
 from nalu_rl.envs import IntervalTimingEnv
-from nalu_rl.units import BinaryGate, straight_through_step
+from nalu_rl.units import BinaryGate, SnappedNAU, snap_to_integers, straight_through_step
 
 
 def test_a_binary_gate_is_exactly_zero_or_one_at_any_scale_with_the_sigmoids_gradient() -> None:
@@ -40,6 +40,21 @@ def test_the_gates_margin_regularizer_is_zero_only_when_every_pre_activation_cle
         gate.linear.bias.copy_(torch.tensor([2.0, -1.5]))
     gate(torch.randn(4, 3))
     assert gate.regularizer().item() == 0.0
+
+
+def test_snapped_weights_are_exact_integers_near_one_and_zero_and_pass_the_gradient() -> None:
+    raw = torch.tensor([0.9973, 0.0027, -0.04, -0.5, 0.93], requires_grad=True)
+    snapped = snap_to_integers(raw, 0.05)
+    assert snapped.tolist()[:3] == [1.0, 0.0, 0.0]  # exactly, not approximately
+    assert snapped.tolist()[3:] == raw.tolist()[3:]
+    snapped.sum().backward()
+    assert raw.grad.tolist() == [1.0] * 5
+    unit = SnappedNAU(2, 1)
+    with torch.no_grad():
+        unit.W.copy_(torch.tensor([[0.999, -0.0004]]))
+    x = torch.tensor([[1000.0, 12345.0]])
+    assert unit(x).item() == 1000.0
+    assert unit.regularizer().item() > 0  # the raw weights, not the snapped ones
 
 
 def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dict[str, torch.Tensor]:

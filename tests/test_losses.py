@@ -7,7 +7,16 @@ import math
 import pytest
 import torch
 
-from nalu_rl.agents import action_log_probs, actor_critic_loss, gae_advantages, nstep_returns, vtrace
+from nalu_rl.agents import (
+    action_log_probs,
+    actor_critic_loss,
+    gae_advantages,
+    normalize_advantages,
+    nstep_returns,
+    policy_entropy,
+    ppo_loss,
+    vtrace,
+)
 
 STEPS, BATCH, GAMMA = 7, 5, 0.9
 
@@ -244,3 +253,67 @@ def test_uniform_policy_has_entropy_log_num_actions_and_policy_gradient_follows_
     terms.policy.backward()
     # A positive advantage: descending the loss raises the taken action's logit, lowers the others.
     assert logits.grad[0, 0, 2] < 0 and (logits.grad[0, 0, [0, 1, 3, 4]] > 0).all()
+
+
+def ppo_inputs(seed: int = 9) -> dict[str, torch.Tensor]:
+    inputs = loss_inputs(seed)
+    generator = torch.Generator().manual_seed(seed + 1)
+    taken = action_log_probs(inputs["logits"].detach(), inputs["actions"])
+    inputs["old_log_probs"] = taken + 0.5 * torch.randn(STEPS, BATCH, generator=generator)
+    inputs["old_values"] = inputs["values"].detach() + 0.5 * torch.randn(STEPS, BATCH, generator=generator)
+    return inputs
+
+
+def test_ppo_loss_terms_match_the_clipped_surrogate_and_clipped_value_formulas() -> None:
+    inputs = ppo_inputs()
+    terms = ppo_loss(**inputs, clip_coef=0.2, value_clip=0.3, value_coef=0.25, entropy_coef=0.1)
+    mask, count = inputs["mask"], inputs["mask"].sum()
+    advantages = inputs["advantages"]
+    ratio = (action_log_probs(inputs["logits"], inputs["actions"]) - inputs["old_log_probs"]).exp()
+    surrogate = torch.minimum(ratio * advantages, ratio.clamp(0.8, 1.2) * advantages)
+    torch.testing.assert_close(terms.policy, -(surrogate * mask).sum() / count)
+    values, old, targets = inputs["values"], inputs["old_values"], inputs["value_targets"]
+    clipped = old + (values - old).clamp(-0.3, 0.3)
+    errors = torch.maximum((values - targets) ** 2, (clipped - targets) ** 2)
+    torch.testing.assert_close(terms.value, (0.5 * errors * mask).sum() / count)
+    torch.testing.assert_close(terms.entropy, (policy_entropy(inputs["logits"]) * mask).sum() / count)
+    torch.testing.assert_close(terms.total, terms.policy + 0.25 * terms.value - 0.1 * terms.entropy)
+
+
+def test_ppo_on_the_acting_policy_has_the_a3c_gradient() -> None:
+    # At ratio 1 nothing is clipped: the surrogate's gradient is the policy gradient of A3C.
+    def gradients(loss_function, **extra: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs = loss_inputs()
+        loss_function(**inputs, **extra).total.backward()
+        return inputs["logits"].grad, inputs["values"].grad
+
+    reference = loss_inputs()
+    acting_log_probs = action_log_probs(reference["logits"].detach(), reference["actions"])
+    ppo = gradients(ppo_loss, old_log_probs=acting_log_probs, old_values=reference["values"].detach())
+    a3c = gradients(actor_critic_loss)
+    torch.testing.assert_close(ppo[0], a3c[0])
+    torch.testing.assert_close(ppo[1], a3c[1])
+
+
+def test_ppo_gives_no_gradient_where_the_ratio_is_clipped_in_the_advantages_direction() -> None:
+    logits = torch.zeros(1, 1, 3, requires_grad=True)
+    actions = torch.tensor([[0]])
+    # The taken action is already 1.5 times as likely as when it acted, with a positive advantage.
+    old = action_log_probs(logits.detach(), actions) - math.log(1.5)
+    ones, zeros = torch.ones(1, 1), torch.zeros(1, 1)
+    terms = ppo_loss(logits, actions, old, zeros, zeros, zeros, ones, ones, clip_coef=0.2, entropy_coef=0.0)
+    terms.total.backward()
+    assert (logits.grad == 0).all()
+    # With a negative advantage the ratio is outside the clip on the other side: the gradient flows.
+    logits.grad = None
+    ppo_loss(logits, actions, old, zeros, zeros, zeros, -ones, ones, entropy_coef=0.0).total.backward()
+    assert logits.grad[0, 0, 0] > 0
+
+
+def test_advantage_normalisation_uses_the_unmasked_steps_only() -> None:
+    advantages = torch.tensor([[1.0, 3.0], [5.0, 1000.0]])
+    mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    normalized = normalize_advantages(advantages, mask)
+    kept = normalized[mask.bool()]
+    torch.testing.assert_close(kept.mean(), torch.tensor(0.0))
+    torch.testing.assert_close(kept.std(unbiased=False), torch.tensor(1.0), atol=1e-6, rtol=1e-6)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import EASY, random_policy_success_rate
@@ -17,7 +18,7 @@ from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.cli import run_cli
 from nalu_rl.config import Config, agent_training_defaults, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
-from nalu_rl.runtime.monitor import Dashboard
+from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.run_folder import open_run_folder
 from nalu_rl.runtime.training import learner_threads
@@ -331,8 +332,10 @@ def test_without_actor_processes_the_learner_scores_the_actions_as_the_actor_did
 
 def test_progress_bar_into_a_log_file_is_not_redrawn_on_every_update(tmp_path, capsys) -> None:
     dashboard = Dashboard(tmp_path, total_steps=100_000, start_steps=0, progress=True)
+    window = EpisodeWindow(2, ceilings=[1.0], target_fraction=0.9)
+    window.add(np.array([5, 6]), np.array([True, False]), np.array([1.0, -1.0]))
     for update in range(1, 201):
-        dashboard.show(update * 500, success_rate=0.5, window_full=True)
+        dashboard.show(update * 500, window)
     dashboard.close({"agent": "nac"}, {"success_rate": 0.5})
     drawn = capsys.readouterr().err
     # stderr is not a terminal here: the bar is drawn at its start and close, not 200 times

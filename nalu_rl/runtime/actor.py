@@ -61,6 +61,8 @@ class Actor:
         self.action_ignored = np.zeros(num_envs, dtype=bool)
         self.state = model.initial_state(num_envs)
         self.running_return = np.zeros(num_envs, dtype=np.float32)
+        self.gamma = config.gamma
+        self.discounted_return = np.zeros(num_envs, dtype=np.float32)
         self.generator = torch.Generator().manual_seed(seed)
         self.steps = 0
 
@@ -93,6 +95,9 @@ class Actor:
             slot["terminated"][t].copy_(torch.as_tensor(ended))
             slot["ignored"][t].copy_(torch.as_tensor(self.action_ignored))
             self.running_return += reward
+            self.discounted_return = self.discounted_return * self.gamma + np.asarray(reward, np.float32)
+            slot["discounted_return"][t].copy_(torch.as_tensor(self.discounted_return))
+            self.discounted_return[ended] = 0.0
             outcome = np.full(len(ended), NO_OUTCOME, dtype=np.int8)
             if ended.any():
                 success, delay = ended_episodes(info, ended)

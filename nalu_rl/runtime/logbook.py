@@ -38,7 +38,8 @@ class LogBook:
         scalars.update(run.scalars)
         scalars["charts/SPS"] = run.dashboard.steps_per_second(run.steps)
         scalars["charts/SPS_recent"] = (run.steps - self.last_steps) / interval
-        scalars["charts/success_rate"] = window.success_rate()
+        if window.reports_success:
+            scalars["charts/success_rate"] = window.success_rate()
         scalars["charts/episode_return"] = window.mean_return()
         scalars["charts/episodes"] = counters.episodes
         if window.mean_ceiling is not None:

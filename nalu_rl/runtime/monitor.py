@@ -29,6 +29,29 @@ class EpisodeWindow:
             target_fraction * self.mean_ceiling if self.mean_ceiling is not None else float("inf")
         )
         self.episodes_seen = 0
+        self.successes_seen = 0
+
+    @property
+    def is_timing_task(self) -> bool:
+        """The window's episodes are a timing task's (it has ceilings and a target)."""
+        return self.mean_ceiling is not None
+
+    @property
+    def reports_success(self) -> bool:
+        """Success means something here: a timing task, or an env that has reported a success."""
+        return self.is_timing_task or self.successes_seen > 0
+
+    def headline(self) -> str:
+        """What the run is judged by, for the progress bar and the final line: the recent success on
+        a timing task; the recent mean episode return otherwise (and the success where the env
+        reports one). `~` marks a window that is not full yet."""
+        marker = "" if self.full else "~"
+        if self.is_timing_task:
+            return f"success {marker}{self.success_rate():.2f}"
+        text = f"return {marker}{self.mean_return():.1f}"
+        if self.reports_success:
+            text += f" success {marker}{self.success_rate():.2f}"
+        return text
 
     def add(self, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray) -> None:
         """Append finished episodes."""
@@ -36,6 +59,7 @@ class EpisodeWindow:
         self.successes.extend(bool(success) for success in successes)
         self.returns.extend(float(value) for value in returns)
         self.episodes_seen += len(delays)
+        self.successes_seen += int(np.count_nonzero(successes))
 
     @property
     def full(self) -> bool:
@@ -88,13 +112,12 @@ class Dashboard:
         elapsed = time.perf_counter() - self.started
         return (steps - self.start_steps) / elapsed if elapsed > 0 else 0.0
 
-    def show(self, steps: int, success_rate: float, window_full: bool) -> None:
-        """Move the progress bar to `steps` and show SPS and the recent success rate."""
+    def show(self, steps: int, window: EpisodeWindow) -> None:
+        """Move the progress bar to `steps` and show SPS and `window.headline()`."""
         self.bar.update(max(0, min(steps, self.bar.total) - self.shown_steps))
         self.shown_steps = min(steps, self.bar.total)
-        marker = "" if window_full else "~"
         self.bar.set_postfix_str(
-            f"SPS {self.steps_per_second(steps):,.0f} success {marker}{success_rate:.2f}",
+            f"SPS {self.steps_per_second(steps):,.0f} {window.headline()}",
             refresh=False,  # drawn with the next update that the bar's interval lets through
         )
 

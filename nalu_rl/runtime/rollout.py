@@ -14,6 +14,8 @@ Time layout of one unroll (t = 0 .. T-1, T = unroll_length):
   rewards[t], terminated[t]  what the env returned for that action.
   ignored[t]                 the env ignored the action (NEXT_STEP autoreset after terminated[t-1]);
                              such steps are masked out of the loss.
+  discounted_return[t]        the env's discounted return so far, r_t + gamma * (that at t-1), 0 at an
+                             episode's start (the statistics of return normalisation).
   outcome[t], delay[t], episode_return[t]   an episode ended at t (outcome >= 0): SUCCESS_CODE or
                              OTHER_END_CODE, its delay (0 for an env without one) and its return.
   state                      the recurrent state before obs[0].
@@ -56,6 +58,7 @@ class RolloutBatch:
     rewards: torch.Tensor
     terminated: torch.Tensor
     ignored: torch.Tensor
+    discounted_return: torch.Tensor
     outcome: torch.Tensor
     delay: torch.Tensor
     episode_return: torch.Tensor
@@ -78,10 +81,31 @@ class RolloutBatch:
             rewards=move(self.rewards),
             terminated=move(self.terminated),
             ignored=move(self.ignored),
+            discounted_return=move(self.discounted_return),
             outcome=self.outcome,
             delay=self.delay,
             episode_return=self.episode_return,
             initial_state=tuple(move(part) for part in self.initial_state),
+            policy_versions=self.policy_versions,
+        )
+
+    def columns(self, envs: torch.Tensor) -> RolloutBatch:
+        """The batch of the env columns `envs` only: whole sequences, each with its stored initial
+        recurrent state (a PPO minibatch)."""
+        pick = lambda tensor: tensor.index_select(1, envs.to(tensor.device))  # noqa: E731
+        return RolloutBatch(
+            obs={key: pick(value) for key, value in self.obs.items()},
+            episode_start=pick(self.episode_start),
+            actions=pick(self.actions),
+            behaviour_log_probs=pick(self.behaviour_log_probs),
+            rewards=pick(self.rewards),
+            terminated=pick(self.terminated),
+            ignored=pick(self.ignored),
+            discounted_return=pick(self.discounted_return),
+            outcome=pick(self.outcome),
+            delay=pick(self.delay),
+            episode_return=pick(self.episode_return),
+            initial_state=tuple(part.index_select(0, envs.to(part.device)) for part in self.initial_state),
             policy_versions=self.policy_versions,
         )
 
@@ -108,6 +132,7 @@ class RolloutBuffers:
             "rewards": ((length, envs), torch.float32),
             "terminated": ((length, envs), torch.bool),
             "ignored": ((length, envs), torch.bool),
+            "discounted_return": ((length, envs), torch.float32),
             "outcome": ((length, envs), torch.int8),
             "delay": ((length, envs), torch.int32),
             "episode_return": ((length, envs), torch.float32),
@@ -156,6 +181,7 @@ class RolloutBuffers:
             rewards=stack("rewards", 1),
             terminated=stack("terminated", 1),
             ignored=stack("ignored", 1),
+            discounted_return=stack("discounted_return", 1),
             outcome=stack("outcome", 1),
             delay=stack("delay", 1),
             episode_return=stack("episode_return", 1),

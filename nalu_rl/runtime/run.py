@@ -27,6 +27,7 @@ from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError
 from nalu_rl.runtime.logbook import LogBook
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
+from nalu_rl.runtime.normalization import RewardNormalizer
 from nalu_rl.runtime.rollout import RolloutBatch
 from nalu_rl.runtime.status import RunStatusFile
 from nalu_rl.units import ArithmeticUnit
@@ -93,6 +94,7 @@ class StopRule:
         self.signal_received_at: float | None = None
         self.reason: str | None = None
         self.failure: str | None = None
+        self.started = time.perf_counter()
 
     def check(self, steps: int, counters: RunCounters, window: EpisodeWindow) -> bool:
         """Decide on the current state; True once the run must end (the first reason found sticks)."""
@@ -112,6 +114,8 @@ class StopRule:
             )
         elif steps >= self.config.total_steps:
             self.reason = f"step budget of {self.config.total_steps:,} spent"
+        elif self.config.time_budget_s and time.perf_counter() - self.started >= self.config.time_budget_s:
+            self.reason = f"time budget of {self.config.time_budget_s:g} s spent"
         elif window.target_reached():
             self.reason = (
                 f"target reached: success {window.success_rate():.3f} >= "
@@ -157,6 +161,8 @@ class TrainingRun:
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
         random.seed(config.seed)
+        # The running statistics of --return-norm are the run's: saved and resumed with it.
+        self.reward_normalizer = RewardNormalizer() if config.return_norm else None
         if resume_payload is not None:
             self._restore(resume_payload)
         self.window = EpisodeWindow(config.success_window, ceilings, config.target_fraction)
@@ -191,6 +197,8 @@ class TrainingRun:
             if opened_at >= 0 or not self.config.regularizer_gate_success:
                 self.regularizer_opened_at = max(opened_at, 0)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
+            if self.reward_normalizer is not None and payload.get("reward_normalizer"):
+                self.reward_normalizer.load_state_dict(payload["reward_normalizer"])
             rng = payload["rng"]
             torch.set_rng_state(rng["torch"])
             self.rng.bit_generator.state = json.loads(rng["numpy"])
@@ -215,6 +223,7 @@ class TrainingRun:
             "updates": self.updates,
             "regularizer_opened_at": -1 if self.regularizer_opened_at is None else self.regularizer_opened_at,
             "elapsed_seconds": self.elapsed_seconds(),
+            "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
             "rng": {
                 "torch": torch.get_rng_state(),
                 "numpy": json.dumps(self.rng.bit_generator.state),
@@ -342,7 +351,7 @@ class TrainingRun:
         if self.first_batch_time is None and self.steps > self.start_steps:
             self.first_batch_time, self.first_batch_steps = now, self.steps
         if self.dashboard is not None:
-            self.dashboard.show(self.steps, self.window.success_rate(), self.window.full)
+            self.dashboard.show(self.steps, self.window)
             if self.log_book.due(now, self.config.log_interval_s):
                 self.log(now)
         if self.stop_rule.check(self.steps, self.counters, self.window):

@@ -66,12 +66,24 @@ def train(run: TrainingRun) -> TrainingRun:
     restarts = run.counters.worker_restarts
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "
-        f"recent success {run.window.success_rate():.3f}, return {run.window.mean_return():.2f}, "
+        f"{final_headline(run)}, "
         f"{run.counters.bad_updates} updates skipped "
         f"(NaN/inf), {restarts} dead worker{'s' if restarts != 1 else ''} replaced; run folder {run.logdir}",
         file=sys.stderr,
     )
     return run
+
+
+def final_headline(run: TrainingRun) -> str:
+    """What the final line says of the recent episodes: success and return on a timing task; on
+    another env the mean return (and the success where the env reports one)."""
+    window = run.window
+    text = f"recent return {window.mean_return():.2f} over {len(window.returns)} episodes"
+    if window.is_timing_task:
+        return f"recent success {window.success_rate():.3f}, return {window.mean_return():.2f}"
+    if window.reports_success:
+        text += f", success {window.success_rate():.3f}"
+    return text
 
 
 def report_stop_latency(run: TrainingRun) -> None:
@@ -84,12 +96,21 @@ def report_stop_latency(run: TrainingRun) -> None:
     print(f"workers stopped and checkpoint written {seconds:.2f} s after {name}", file=sys.stderr)
 
 
+def final_metrics(run: TrainingRun) -> dict[str, float]:
+    """The run's headline metrics for the TensorBoard hparams: steps, the recent episode return, and
+    the success rate where it means something (`EpisodeWindow.reports_success`)."""
+    metrics = {"episode_return": run.window.mean_return(), "steps": float(run.steps)}
+    if run.window.reports_success:
+        metrics["success_rate"] = run.window.success_rate()
+    return metrics
+
+
 def close_dashboard(run: TrainingRun) -> None:
     """Write the run's hparams with its final metrics and close its TensorBoard writer and bar."""
     if run.dashboard is None:
         return
     run.dashboard.close(
         {key: value for key, value in run.config.to_dict().items() if key != "env"},
-        {"success_rate": run.window.success_rate(), "steps": float(run.steps)},
+        final_metrics(run),
     )
     run.dashboard = None

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from nalu_rl.units.base import ArithmeticUnit
 from nalu_rl.units.gate import BinaryGate
 from nalu_rl.units.nac import NAC, NALU
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, SnappedNAU
 
 ARITHMETIC_UNITS: dict[str, type[ArithmeticUnit]] = {}
 
@@ -84,5 +84,12 @@ def clamp_unit_weights_(model: nn.Module) -> None:
 
 
 # The project's units, registered as a user's unit is.
-for _name, _unit in (("nac", NAC), ("nalu", NALU), ("nau", NAU), ("signed-nau", SignedNAU), ("nmu", NMU)):
+for _name, _unit in (
+    ("nac", NAC),
+    ("nalu", NALU),
+    ("nau", NAU),
+    ("snap-nau", SnappedNAU),
+    ("signed-nau", SignedNAU),
+    ("nmu", NMU),
+):
     register_unit(_name, _unit)
