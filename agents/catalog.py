@@ -76,6 +76,15 @@ NAU_SATURATED_COUNT = replace(NAU_SCALAR_COUNT, actor_count_clip=10.0)
 # still small when it enters is lost; the signed NAU's pulls them to -1 or +1 only.
 SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 
+# signed-count whose count reads learned events instead of [stimulus, 1]: what to count is learned
+# from the reward, the same wiring for every timing task (it reads neither the task's id nor options).
+# Its unit is the NAU: the count reads more inputs than it needs (each event and its complement), and
+# the NAU's regulariser pulls each weight to -1, 0 or +1, so the ones it does not need can go to 0;
+# snapped, so that a weight the regulariser has brought near an integer counts as exactly that.
+LEARNED_COUNT = replace(
+    SIGNED_COUNT, counter="event-count", counter_inputs=_ENCODER_AND_STIMULUS, unit="snap-nau"
+)
+
 # The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one
 # gradient step per batch on V-trace targets, no advantage or return normalisation (the defaults of
 # `train` before it learned other envs). Every agent here trains the timing tasks with it, so those
@@ -225,6 +234,14 @@ _AGENTS = (
         SIGNED_COUNT,
         "nau-saturated-count with a signed NAU: its regulariser pulls both "
         "count weights to -1 or +1, never to 0. The default agent.",
+        SIGNED_COUNT_TRAINING,
+    ),
+    (
+        "learned-count",
+        LEARNED_COUNT,
+        "A NAU count of learned binary events and their complements (straight-through gates on the "
+        "observation and a few phase bits) plus the raw stimulus; the actor reads it clamped, with "
+        "the events.",
         SIGNED_COUNT_TRAINING,
     ),
     (

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 
 from nalu_rl.agents.registry import register_core
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
-from nalu_rl.units import RecurrentUnit, make_unit, run_in_float32
+from nalu_rl.units import BinaryGate, RecurrentUnit, make_unit, run_in_float32
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
 CORE_SIGNALS = (MEMORY_SIGNAL, COUNT_SIGNAL)
@@ -53,6 +53,11 @@ class Core(nn.Module):
         self.inputs = inputs
         self.state_names = state_names
         self.state_size = state_size
+
+    @property
+    def output_size(self) -> int:
+        """The width of the signal the core produces (its state size unless a core says otherwise)."""
+        return self.state_size
 
     @property
     def reads_cores(self) -> tuple[str, ...]:
@@ -367,6 +372,103 @@ class LinearRecurrenceCore(CounterCore):
         return m, (real, imag)
 
 
+class EventCounterCore(CounterCore):
+    """A count of learned events: what to count is learned, and the count stays exact at any length.
+
+    Per step t, with x_t = [the encoder's features, the stimulus clamped to [-1, 1]] and s_t the raw
+    stimulus (absent where the observation has none):
+      phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   `phase_bits` bits: a finite-state memory
+      events  e_t = step(W_e [x_t, p_t] + b_e)       `events` bits, each exactly 0 or 1
+      count   m_t = m_{t-1} + U([s_t, e_t, 1 - e_t]) U the wiring's unit (size units, no decay)
+    and it produces "count" = [m_t, e_t, p_t]. The steps are `BinaryGate`s (straight-through), so with
+    U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. Each
+    event comes with its complement, so one learned distinction (light or dark, cue or none) gives
+    the count both a step up and a step down. The phase holds
+    what the current frame does not show (which part of a task it is in), yet, being a few bits
+    driven by the frame, it cannot count elapsed time itself: with a constant input it settles into a
+    cycle of at most 2 ** phase_bits steps. The events start on (gate bias `EVENT_BIAS`), so at the
+    start the count already has a constant input to count with, as signed-count's bias.
+    """
+
+    EVENTS = 2
+    PHASE_BITS = 2
+    EVENT_BIAS = 1.0
+
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        super().__init__(("learned_count", "learned_events", "learned_phase"), inputs, size)
+        if self.reads_cores:
+            raise ValueError(f"the event counter reads the observation only (encoder, stimulus): {inputs}")
+        if "bias" in inputs:
+            raise ValueError("the event counter learns its constant events itself; do not give it 'bias'")
+        self.stimulus_width = input_widths["stimulus"] if "stimulus" in inputs else 0
+        self.gate_input_width = input_width(inputs, input_widths)
+        if self.gate_input_width < 1:
+            raise ValueError("the event counter needs an input to learn its events from")
+        self.phase_gate = BinaryGate(self.gate_input_width + self.PHASE_BITS, self.PHASE_BITS)
+        self.event_gate = BinaryGate(
+            self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
+        )
+        self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
+
+    @property
+    def output_size(self) -> int:
+        """[m_t, e_t, p_t]: the count, the events and the phase."""
+        return self.state_size + self.EVENTS + self.PHASE_BITS
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
+        """A zero count [B, size], events [B, events] and phase [B, phase_bits]. The events of the last
+        step are kept in the state only so that they can be read (the counter view); nothing reads
+        them back."""
+        return tuple(
+            torch.zeros(batch_size, width, device=device)
+            for width in (self.state_size, self.EVENTS, self.PHASE_BITS)
+        )
+
+    @run_in_float32
+    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...]:
+        """Per step, [raw stimulus, the gates' pre-activations from x_t]: one [B, ...] tensor per step."""
+        for gate in (self.phase_gate, self.event_gate):
+            gate.forget_pre_activations()
+        # The gates read the stimulus saturated, so a T of 1000 looks to them like one of 5.
+        x = torch.cat(
+            [_saturated(name, sequence[name]) for name in self.inputs],
+            -1,
+        )
+        width = self.gate_input_width
+        from_x = [
+            nn.functional.linear(x, gate.linear.weight[:, :width], gate.linear.bias)
+            for gate in (self.phase_gate, self.event_gate)
+        ]
+        stimulus = sequence["stimulus"] if self.stimulus_width else x[..., :0]
+        return torch.cat([stimulus, *from_x], -1).unbind(0)
+
+    @run_in_float32
+    def step(
+        self,
+        prepared: Tensor | None,
+        signals: dict[str, Tensor],
+        state: tuple[Tensor, ...],
+        keep: Tensor,
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
+        count, phase = state[0] * keep, state[2] * keep
+        stimulus, phase_from_x, event_from_x = prepared.split(
+            [self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
+        )
+        width = self.gate_input_width
+        phase = self.phase_gate.events(phase_from_x + phase @ self.phase_gate.linear.weight[:, width:].T)
+        events = self.event_gate.events(event_from_x + phase @ self.event_gate.linear.weight[:, width:].T)
+        count = count + self.counter_unit(torch.cat([stimulus, events, 1.0 - events], -1))
+        return torch.cat([count, events, phase], -1), (count, events, phase)
+
+
+def _saturated(name: str, signal: Tensor) -> Tensor:
+    """The stimulus clamped to [-1, 1]; any other signal as it is."""
+    return signal.clamp(-1.0, 1.0) if name == "stimulus" else signal
+
+
 def input_width(inputs: tuple[str, ...], input_widths: Mapping[str, int]) -> int:
     """The width of the concat of `inputs`."""
     return sum(input_widths[name] for name in inputs)
@@ -378,3 +480,4 @@ register_core("gru", GRUCore)
 register_core("accumulator", AccumulatorCore)
 register_core("recurrent", RecurrentUnitCore)
 register_core("linear-recurrence", LinearRecurrenceCore)
+register_core("event-count", EventCounterCore)

@@ -138,6 +138,7 @@ class ActorCritic(nn.Module):
             if not isinstance(core, Core):
                 raise ValueError(f"core {core_name!r} built a {type(core).__name__}, not a nalu_rl Core")
             core.signal = signal
+            widths[signal] = core.output_size
             self.cores[signal] = core
         cores = tuple(self.cores.values())
         self.state_names: tuple[str, ...] = tuple(name for core in cores for name in core.state_names)

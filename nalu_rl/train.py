@@ -70,6 +70,7 @@ def run_training(argv: Sequence[str] | None = None, keep_dashboard: bool = False
 def evaluate(run: TrainingRun) -> None:
     """Evaluate the trained model across delays into the run folder, and add the success-vs-T
     figure and a clip of one evaluation episode to TensorBoard."""
+    from nalu_rl.environment import env_metadata
     from nalu_rl.evaluation import evaluate_and_write, timing_environment
     from nalu_rl.playback import play_episodes_to_frames
 
@@ -95,6 +96,8 @@ def evaluate(run: TrainingRun) -> None:
     if run.dashboard is None:
         return
     run.dashboard.log_image_file("evaluation/success_by_delay", csv_path.with_suffix(".png"), run.steps)
+    if "rgb_array" not in env_metadata(config.env_id).get("render_modes", ()):
+        return  # a timing task that draws no frames: no clip
     run.model.to("cpu")
     frames, _ = play_episodes_to_frames(
         run.model, config.to_dict(), episodes=1, delay=train_range[1], seed=config.seed, fps=CLIP_FPS

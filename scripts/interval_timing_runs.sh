@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The IntervalTiming experiment (docs/RESULTS.md "IntervalTiming"): each agent of AGENTS, each seed
+# The IntervalTiming experiment (docs/RESULTS.md "IntervalTiming"), or the same protocol on another
+# timing task (ENV_ID, e.g. nalu_rl/TimeTrack-v0 for learned-count's runs): each agent of AGENTS, each seed
 # of SEEDS, symbolic observations, the protocol of the symbolic TimeTrack runs (a fixed budget of
 # STEPS steps, --target-fraction 2 so that no run stops early, --actors 0, CPU, fp32), every trial a
 # process of its own with one thread; then every seed evaluated at 200 episodes per T to T = 1000,
 # its CSV copied to DATA_DIR/<agent>/seed<k>.csv.
 #
 #   bash scripts/interval_timing_runs.sh [RUNS_DIR] [DATA_DIR]
-#   (defaults runs/interval-timing and docs/data/interval-timing; AGENTS, SEEDS, STEPS, PARALLEL,
+#   (defaults runs/interval-timing and docs/data/interval-timing; ENV_ID, AGENTS, SEEDS, STEPS, PARALLEL,
 #   DEADLINE_S, PYTHON and EXTRA_OPTIONS, more train options such as "--import updown_count", from
 #   the environment)
 #
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 
 RUNS_DIR="${1:-runs/interval-timing}"
 DATA_DIR="${2:-docs/data/interval-timing}"
+ENV_ID="${ENV_ID:-nalu_rl/IntervalTiming-v0}"
 AGENTS="${AGENTS:-lstm nac signed-count}"
 SEEDS="${SEEDS:-0 1 2 3 4}"
 STEPS="${STEPS:-6000000}"
@@ -30,7 +32,7 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1
 
 train_one() {  # agent seed
   local folder="$RUNS_DIR/$1-seed$2"
-  local options=(--env-id nalu_rl/IntervalTiming-v0 --obs symbolic --agent "$1" --seed "$2"
+  local options=(--env-id "$ENV_ID" --obs symbolic --agent "$1" --seed "$2"
                  --total-steps "$STEPS" --target-fraction 2 --actors 0 --device cpu --precision fp32
                  --learner-threads 1 --eval-episodes 0 --no-progress $EXTRA_OPTIONS)
   mkdir -p "$folder"

@@ -94,6 +94,8 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
         assert named[model.cores["memory"].state_names[0]].shape == (batch, wiring.memory_size)
     if wiring.counter == "linear-recurrence":
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
+    elif wiring.counter == "event-count":
+        assert named["learned_count"].shape == (batch, wiring.counter_size)
     elif wiring.counter is not None:
         assert named[wiring.unit].shape == (batch, wiring.counter_size)
 
@@ -392,7 +394,7 @@ def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> 
 
 def test_actor_count_clip_is_off_by_default_and_validated() -> None:
     clipped = {name for name in agent_names() if agent_wiring(name).actor_count_clip}
-    assert clipped == {"nau-saturated-count", "signed-count"}
+    assert clipped == {"nau-saturated-count", "signed-count", "learned-count"}
     older = agent_wiring("nau-scalar-count").to_dict()
     del older["actor_count_clip"]
     assert Wiring.from_dict(older).actor_count_clip == 0.0

@@ -3,16 +3,27 @@
 base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser of every unit;
               run_in_float32, for what must stay exact under reduced precision
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
-nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, sparsity_regularizer,
-              regularizer_scale
+nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, SnappedNAU,
+              sparsity_regularizer, regularizer_scale, snap_to_integers
+gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit, total_regularizer,
               clamp_unit_weights_
 """
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
+from nalu_rl.units.gate import BinaryGate, straight_through_step
 from nalu_rl.units.nac import NAC, NALU, nac_weight
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, regularizer_scale, sparsity_regularizer
+from nalu_rl.units.nau import (
+    NAU,
+    NMU,
+    ClampedUnit,
+    SignedNAU,
+    SnappedNAU,
+    regularizer_scale,
+    snap_to_integers,
+    sparsity_regularizer,
+)
 from nalu_rl.units.recurrent import RecurrentUnit
 from nalu_rl.units.registry import (
     ARITHMETIC_UNITS,
@@ -30,16 +41,20 @@ __all__ = [
     "NAU",
     "NMU",
     "ArithmeticUnit",
+    "BinaryGate",
     "ClampedUnit",
     "RecurrentUnit",
     "SignedNAU",
+    "SnappedNAU",
     "clamp_unit_weights_",
     "make_unit",
     "nac_weight",
     "register_unit",
     "regularizer_scale",
     "run_in_float32",
+    "snap_to_integers",
     "sparsity_regularizer",
+    "straight_through_step",
     "total_regularizer",
     "unit_class",
 ]

@@ -103,6 +103,37 @@ class SignedNAU(NAU):
         return (1 - self.weight.abs()).mean()
 
 
+def snap_to_integers(weight: Tensor, tolerance: float) -> Tensor:
+    """`weight` with each entry within `tolerance` of an integer replaced by exactly that integer in
+    the forward pass; the gradient passes to the raw weight unchanged (straight-through)."""
+    nearest = weight.detach().round()
+    near = (weight.detach() - nearest).abs() <= tolerance
+    # nearest + (w - w) is nearest exactly, yet its gradient with respect to w is 1.
+    return torch.where(near, nearest + (weight - weight.detach()), weight)
+
+
+class SnappedNAU(NAU):
+    """A NAU whose forward pass uses each weight within `SNAP_TOLERANCE` of -1, 0 or +1 as exactly that.
+
+    The NAU's regulariser brings the weights near -1, 0 or +1 but, against the noise of
+    reinforcement learning, seldom onto 0 (a weight clamped at +-1 stays there; one hovering at
+    0.003 adds 3 to a count over 1000 steps). Snapped, the weights the regulariser has brought close
+    are exact, so a count of integer inputs stays an integer at any length; the regulariser and the
+    gradient still act on the raw weights, so a weight can leave the snap zone if the loss asks.
+    """
+
+    SNAP_TOLERANCE = 0.05
+
+    @property
+    def weight(self) -> Tensor:
+        """W clamped to [-1, 1], each entry within SNAP_TOLERANCE of an integer snapped onto it."""
+        return snap_to_integers(torch.clamp(self.W, *self.weight_range), self.SNAP_TOLERANCE)
+
+    def regularizer(self) -> Tensor:
+        """The sparsity regulariser of the raw (clamped, unsnapped) weight."""
+        return sparsity_regularizer(torch.clamp(self.W, *self.weight_range))
+
+
 class NMU(ClampedUnit):
     """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
 

@@ -17,8 +17,9 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.gate import BinaryGate
 from nalu_rl.units.nac import NAC, NALU
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, SnappedNAU
 
 ARITHMETIC_UNITS: dict[str, type[ArithmeticUnit]] = {}
 
@@ -64,8 +65,11 @@ def make_unit(
 
 
 def total_regularizer(model: nn.Module) -> Tensor:
-    """The sum of `regularizer()` over every arithmetic unit inside `model` (0 when there is none)."""
-    terms = [module.regularizer() for module in model.modules() if isinstance(module, ArithmeticUnit)]
+    """The sum of `regularizer()` over every arithmetic unit and binary gate inside `model` (0 when
+    there is none)."""
+    terms = [
+        module.regularizer() for module in model.modules() if isinstance(module, (ArithmeticUnit, BinaryGate))
+    ]
     if not terms:
         parameter = next(model.parameters(), None)
         return torch.zeros((), device=None if parameter is None else parameter.device)
@@ -80,5 +84,12 @@ def clamp_unit_weights_(model: nn.Module) -> None:
 
 
 # The project's units, registered as a user's unit is.
-for _name, _unit in (("nac", NAC), ("nalu", NALU), ("nau", NAU), ("signed-nau", SignedNAU), ("nmu", NMU)):
+for _name, _unit in (
+    ("nac", NAC),
+    ("nalu", NALU),
+    ("nau", NAU),
+    ("snap-nau", SnappedNAU),
+    ("signed-nau", SignedNAU),
+    ("nmu", NMU),
+):
     register_unit(_name, _unit)

@@ -1,0 +1,170 @@
+"""learned-count: binary gates that are exactly 0 or 1, a count of them that stays exact, and an agent
+that trains on a timing task it was never written for (a Box of flags, no stimulus entry)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import torch
+
+from nalu_rl.agents import make_agent
+from nalu_rl.agents.cores import EventCounterCore
+from nalu_rl.envs import IntervalTimingEnv
+from nalu_rl.units import BinaryGate, SnappedNAU, snap_to_integers, straight_through_step
+
+
+def test_a_binary_gate_is_exactly_zero_or_one_at_any_scale_with_the_sigmoids_gradient() -> None:
+    pre_activation = torch.tensor([-1e6, -3.0, -1e-7, 1e-7, 0.5, 1e6], requires_grad=True)
+    events = straight_through_step(pre_activation)
+    assert events.tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    events.sum().backward()
+    sigmoid = torch.sigmoid(pre_activation.detach())
+    assert torch.allclose(pre_activation.grad, sigmoid * (1 - sigmoid))
+
+
+def test_the_gates_margin_regularizer_is_zero_only_when_every_pre_activation_clears_the_margin() -> None:
+    gate = BinaryGate(3, 2, margin=1.0)
+    with torch.no_grad():
+        gate.linear.weight.zero_()
+        gate.linear.bias.copy_(torch.tensor([2.0, -0.25]))
+    gate(torch.randn(4, 3))
+    assert gate.regularizer().item() == 0.75 / 2  # only the second event is inside the margin
+    gate.forget_pre_activations()
+    with torch.no_grad():
+        gate.linear.bias.copy_(torch.tensor([2.0, -1.5]))
+    gate(torch.randn(4, 3))
+    assert gate.regularizer().item() == 0.0
+
+
+def test_snapped_weights_are_exact_integers_near_one_and_zero_and_pass_the_gradient() -> None:
+    raw = torch.tensor([0.9973, 0.0027, -0.04, -0.5, 0.93], requires_grad=True)
+    snapped = snap_to_integers(raw, 0.05)
+    assert snapped.tolist()[:3] == [1.0, 0.0, 0.0]  # exactly, not approximately
+    assert snapped.tolist()[3:] == raw.tolist()[3:]
+    snapped.sum().backward()
+    assert raw.grad.tolist() == [1.0] * 5
+    unit = SnappedNAU(2, 1)
+    with torch.no_grad():
+        unit.W.copy_(torch.tensor([[0.999, -0.0004]]))
+    x = torch.tensor([[1000.0, 12345.0]])
+    assert unit(x).item() == 1000.0
+    assert unit.regularizer().item() > 0  # the raw weights, not the snapped ones
+
+
+def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dict[str, torch.Tensor]:
+    """The model's count output [steps, size + events + phase] over one IntervalTiming episode's
+    observations (the agent standing still, so the episode's observations are the light's)."""
+    env = IntervalTimingEnv(obs_mode="symbolic", max_delay=steps)
+    observation, _ = env.reset(seed=0, options={"delay": delay})
+    frames = []
+    for _ in range(steps):
+        frames.append({key: torch.as_tensor(value) for key, value in observation.items()})
+        observation = {**observation, "stimulus": np.float32([1.0 if len(frames) < delay else 0.0])}
+    sequence = {key: torch.stack([frame[key] for frame in frames])[:, None] for key in frames[0]}
+    starts = torch.zeros(steps, 1, dtype=torch.bool)
+    starts[0] = True
+    counts = []
+    core = model.cores["count"]
+    original_step = core.step
+
+    def recording_step(*args, **kwargs):
+        output, state = original_step(*args, **kwargs)
+        counts.append(output)
+        return output, state
+
+    core.step = recording_step
+    with torch.no_grad():
+        model(sequence, starts, model.initial_state(1))
+    return {"output": torch.cat(counts), "stimulus": sequence["stimulus"][:, 0]}
+
+
+def test_with_unit_weights_the_count_is_an_exact_integer_sum_of_its_events_over_1000_steps() -> None:
+    torch.manual_seed(0)
+    model = make_agent("learned-count", IntervalTimingEnv(obs_mode="symbolic").observation_space)
+    core = model.cores["count"]
+    with torch.no_grad():
+        # stimulus +1, event 0 -1, event 1 +1, complement of event 0 +1, of event 1 0
+        core.counter_unit.W.copy_(torch.tensor([[1.0, -1.0, 1.0, 1.0, 0.0]]))
+    played = _play_interval_timing(model, delay=300, steps=1000)
+    output, stimulus = played["output"], played["stimulus"]
+    count, events = output[:, 0], output[:, 1 : 1 + EventCounterCore.EVENTS]
+    phase = output[:, 1 + EventCounterCore.EVENTS :]
+    assert set(events.unique().tolist()) <= {0.0, 1.0}
+    assert set(phase.unique().tolist()) <= {0.0, 1.0}
+    expected = torch.cumsum(stimulus[:, 0] - events[:, 0] + events[:, 1] + (1 - events[:, 0]), 0)
+    assert torch.equal(count, expected)  # exact, not close
+
+
+def test_learned_count_reads_neither_a_stimulus_entry_nor_a_grid() -> None:
+    flags = gymnasium.spaces.Box(0.0, 1.0, (3,), np.float32)
+    model = make_agent("learned-count", flags, num_actions=2)
+    sequence = {"observation": torch.rand(7, 4, 3)}
+    logits, values, _ = model(sequence, torch.zeros(7, 4, dtype=torch.bool), model.initial_state(4))
+    assert logits.shape == (7, 4, 2) and values.shape == (7, 4)
+
+
+FLAG_TASK = '''
+"""A timing task of flags, written as a user would: a cue flag is on for T steps; act at t == 2T."""
+
+import gymnasium
+import numpy as np
+
+
+class FlagTiming(gymnasium.Env):
+    metadata = {"render_modes": [], "task_options": ()}
+
+    def __init__(self, delay_range=(3, 6), max_delay=1000):
+        self.delay_range = tuple(delay_range)
+        self.max_delay = max_delay
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (2,), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(2)
+
+    def due_time(self, delay):
+        return 2 * delay
+
+    def success_ceiling(self, delay):
+        return 1.0
+
+    def _observation(self):
+        return np.float32([self.t < self.delay, 1.0])
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        low, high = self.delay_range
+        self.delay = int((options or {}).get("delay") or self.np_random.integers(low, high + 1))
+        self.t = 0
+        return self._observation(), {"delay": self.delay, "t": 0}
+
+    def step(self, action):
+        self.t += 1
+        info = {"delay": self.delay, "t": self.t}
+        if action == 1 or self.t >= 2 * self.delay + 2:
+            success = action == 1 and self.t == 2 * self.delay
+            info.update(success=success, outcome="success" if success else "late")
+            return self._observation(), 1.0 if success else -1.0, True, False, info
+        return self._observation(), 0.0, False, False, info
+
+
+gymnasium.register("flag_task/FlagTiming-v0", entry_point=FlagTiming)
+'''
+
+
+def test_a_users_timing_task_of_flags_without_a_stimulus_trains_with_learned_count(tmp_path: Path) -> None:
+    (tmp_path / "flag_task.py").write_text(textwrap.dedent(FLAG_TASK))
+    run = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "nalu_rl.train", "--import", "flag_task", "--env-id", "flag_task/FlagTiming-v0",
+        "--agent", "learned-count", "--actors", "0", "--envs-per-actor", "8", "--unroll-length", "5",
+        "--total-steps", "4000", "--eval-episodes", "4", "--eval-max-delay", "12", "--no-progress",
+        "--logdir", str(run),
+    ]  # fmt: skip
+    finished = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert (run / "checkpoint.pt").is_file()
+    assert json.loads((run / "config.json").read_text())["agent"] == "learned-count"
