@@ -36,7 +36,8 @@ class Wiring:
     counter_inputs: the counter's inputs among "encoder", "stimulus", "bias", "memory".
     actor_inputs / critic_inputs: each head's inputs among "encoder", "stimulus", "memory", "count".
     actor_hidden / critic_hidden: 0 for a linear head, else the width of one hidden ReLU layer.
-    unit: the arithmetic unit of a counter built on one ("nac", "nalu", "nau", "nmu", "signed-nau").
+    unit: the arithmetic unit of a counter built on one ("nac", "nalu", "nau", "nmu", "signed-nau",
+        "snap-nau", or any registered one).
     counter_size, memory_size, feature_size: widths of the counter state, the memory core and the
         encoder's output (per observation entry).
     feature_norm: layer-normalise the encoder features before anything reads them.
