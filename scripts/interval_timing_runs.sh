@@ -37,7 +37,8 @@ train_one() {  # agent seed
                  --learner-threads 1 --eval-episodes 0 --no-progress $EXTRA_OPTIONS)
   mkdir -p "$folder"
   if [[ -f "$folder/checkpoint.pt" ]]; then
-    "$PYTHON" -m nalu_rl.train --resume "$folder" --total-steps "$STEPS" >>"$folder/train.log" 2>&1
+    # A run imports its recorded modules only when they are named again (EXTRA_OPTIONS' --import).
+    "$PYTHON" -m nalu_rl.train --resume "$folder" --total-steps "$STEPS" $EXTRA_OPTIONS >>"$folder/train.log" 2>&1
   else
     "$PYTHON" -m nalu_rl.train "${options[@]}" --logdir "$folder" >>"$folder/train.log" 2>&1
   fi
@@ -45,7 +46,8 @@ train_one() {  # agent seed
 
 evaluate_one() {  # agent seed
   local folder="$RUNS_DIR/$1-seed$2"
-  "$PYTHON" -m nalu_rl.evaluate --checkpoint "$folder/checkpoint.pt" --delays "$DELAYS" --episodes 200 \
+  # These runs are this script's own, so their recorded --import modules are trusted.
+  "$PYTHON" -m nalu_rl.evaluate --checkpoint "$folder/checkpoint.pt" --trust-imports --delays "$DELAYS" --episodes 200 \
     --out "$folder/long" >"$folder/evaluate.log" 2>&1
   mkdir -p "$DATA_DIR/$1"
   cp "$folder/long/success_by_delay.csv" "$DATA_DIR/$1/seed$2.csv"

@@ -41,7 +41,8 @@ train_one() {  # agent seed
                  --learner-threads 1 --success-window 500 --eval-episodes 0 --no-progress $EXTRA_OPTIONS)
   mkdir -p "$folder"
   if [[ -f "$folder/checkpoint.pt" ]]; then
-    "$PYTHON" -m nalu_rl.train --resume "$folder" --total-steps "$STEPS" >>"$folder/train.log" 2>&1
+    # A run imports its recorded modules only when they are named again (--import).
+    "$PYTHON" -m nalu_rl.train --resume "$folder" --total-steps "$STEPS" $imports >>"$folder/train.log" 2>&1
   else
     "$PYTHON" -m nalu_rl.train "${options[@]}" --logdir "$folder" >>"$folder/train.log" 2>&1
   fi
