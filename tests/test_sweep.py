@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import signal
 import subprocess
@@ -580,3 +581,15 @@ def test_a_device_runtime_trial_asks_for_one_cpu_and_its_share_of_a_gpu() -> Non
     assert resources(Config(runtime="device", device="cuda"), 0.25) == (1, 0.25)
     assert resources(Config(runtime="device", device="cuda"), None) == (1, 1.0)
     assert resources(Config(device="cuda"), 0.5) == (3, 0.5)  # 2 actors + the learner
+
+
+def test_progress_counts_the_steps_of_a_run_that_logs_no_success_rate(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from nalu_rl.sweep.progress import TrainingProgress
+
+    with SummaryWriter(str(tmp_path)) as writer:  # a generic env's run: its return, no success rate
+        writer.add_scalar("charts/episode_return", 21.5, 4096)
+    progress = TrainingProgress(tmp_path)
+    progress.refresh()
+    assert progress.steps == 4096 and math.isnan(progress.success_rate)

@@ -19,7 +19,8 @@ PROGRESS_LINE_INTERVAL_S = 30.0
 
 
 class TrainingProgress:
-    """Steps and recent training-range success of a run, read from its TensorBoard events."""
+    """Steps and recent training-range success (where the run logs one) of a run, read from its
+    TensorBoard events."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = str(folder)
@@ -35,9 +36,14 @@ class TrainingProgress:
 
                 self.accumulator = EventAccumulator(self.folder, size_guidance={"scalars": 1})
             self.accumulator.Reload()
-            if "charts/success_rate" in self.accumulator.Tags().get("scalars", []):
+            tags = self.accumulator.Tags().get("scalars", [])
+            # Every run logs its episode return; only timing tasks and envs that report success log
+            # a success rate.
+            if "charts/episode_return" in tags:
+                self.steps = int(self.accumulator.Scalars("charts/episode_return")[-1].step)
+            if "charts/success_rate" in tags:
                 last = self.accumulator.Scalars("charts/success_rate")[-1]
-                self.steps, self.success_rate = int(last.step), float(last.value)
+                self.steps, self.success_rate = max(self.steps, int(last.step)), float(last.value)
         except Exception:  # progress is a nicety: a half-written event file must not fail the trial
             pass
 
