@@ -1,10 +1,11 @@
 """The last point of per-seed learning curves, per agent: a Markdown table with each seed and the mean
-over seeds [95% t-interval].
+over seeds [95% t-interval]; with -o, a figure of the curves (success rate and episode return
+against steps, one line per seed, one colour per agent).
 
 Reads DATA_DIR/<agent>/seed<k>.csv as `scripts/minigrid_curves.py` writes them (columns steps,
 success_rate, episode_return; each value over the run's recent-episode window).
 
-    python scripts/curve_table.py docs/data/minigrid
+    python scripts/curve_table.py docs/data/minigrid [-o docs/figures/minigrid_memory.png] [--title T]
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def last_row(path: Path) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path)
+    parser.add_argument("-o", "--output", type=Path, help="also draw the curves to this image")
+    parser.add_argument("--title", default="", help="the figure's title")
     arguments = parser.parse_args(argv)
     agents = sorted(path.name for path in arguments.data_dir.iterdir() if path.is_dir())
     if not agents:
@@ -49,7 +52,40 @@ def main(argv: list[str] | None = None) -> int:
             mean, low, high = t_interval([row[column] for row in rows if column in row])
             summaries.append(f"{mean:.3f} [{low:.3f}, {high:.3f}]")
         print(f"| {agent} | mean of {len(rows)} | | " + " | ".join(summaries) + " |")
+    if arguments.output is not None:
+        draw_curves(arguments.data_dir, agents, arguments.output, arguments.title)
+        print(f"wrote {arguments.output}")
     return 0
+
+
+def draw_curves(data_dir: Path, agents: list[str], output: Path, title: str) -> None:
+    """Success rate and episode return against steps, one line per seed, one colour per agent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(1, len(COLUMNS), figsize=(11, 4))
+    for index, agent in enumerate(agents):
+        colour = f"C{index}"
+        for number, path in enumerate(sorted((data_dir / agent).glob("seed*.csv"))):
+            with path.open(newline="") as file:
+                rows = [row for row in csv.DictReader(file)]
+            for axis, column in zip(axes, COLUMNS, strict=True):
+                points = [(float(row["steps"]), float(row[column])) for row in rows if row.get(column)]
+                if points:
+                    steps, values = zip(*points, strict=True)
+                    axis.plot(steps, values, color=colour, alpha=0.8, label=agent if number == 0 else None)
+    for axis, column in zip(axes, COLUMNS, strict=True):
+        axis.set_xlabel("environment steps")
+        axis.set_ylabel(column.replace("_", " ") + " (recent episodes)")
+        axis.grid(alpha=0.3)
+        axis.legend()
+    figure.suptitle(title)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=100)
+    pyplot.close(figure)
 
 
 if __name__ == "__main__":
