@@ -78,6 +78,12 @@ def learner_samples_per_second(
     model = make_agent(agent, space).to(device)
     learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
     batch = buffers.batch([0], pin_memory=device == "cuda").to(device)
+    return timed_updates(learner, batch, updates, device)
+
+
+
+def timed_updates(learner: Any, batch: Any, updates: int, device: str) -> float:
+    """Samples/s of `updates` learner updates on one batch, after one untimed warm-up update."""
     learner.update(batch)
     if device == "cuda":
         torch.cuda.synchronize()
@@ -87,7 +93,6 @@ def learner_samples_per_second(
     if device == "cuda":
         torch.cuda.synchronize()
     return updates * batch.num_steps / (time.perf_counter() - started)
-
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -225,15 +230,7 @@ def device_learner_samples_per_second(
     model = make_agent(agent, env.single_observation_space).to(device)
     batch = DeviceActor(model, env, config.unroll_length, config.precision, seed=0).unroll()
     learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
-    learner.update(batch)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    for _ in range(updates):
-        learner.update(batch)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return updates * batch.num_steps / (time.perf_counter() - started)
+    return timed_updates(learner, batch, updates, device)
 
 
 def grow_device_batches(arguments: argparse.Namespace) -> None:
