@@ -127,11 +127,11 @@ class SnappedNAU(NAU):
     @property
     def weight(self) -> Tensor:
         """W clamped to [-1, 1], each entry within SNAP_TOLERANCE of an integer snapped onto it."""
-        return snap_to_integers(torch.clamp(self.W, *self.weight_range), self.SNAP_TOLERANCE)
+        return snap_to_integers(super().weight, self.SNAP_TOLERANCE)
 
     def regularizer(self) -> Tensor:
         """The sparsity regulariser of the raw (clamped, unsnapped) weight."""
-        return sparsity_regularizer(torch.clamp(self.W, *self.weight_range))
+        return sparsity_regularizer(super().weight)
 
 
 class NMU(ClampedUnit):
