@@ -377,16 +377,16 @@ class EventCounterCore(CounterCore):
 
     Per step t, with x_t = [the encoder's features, the stimulus clamped to [-1, 1]] and s_t the raw
     stimulus (absent where the observation has none):
-      phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   `phase_bits` bits: a finite-state memory
-      events  e_t = step(W_e [x_t, p_t] + b_e)       `events` bits, each exactly 0 or 1
+      phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   PHASE_BITS bits: a finite-state memory
+      events  e_t = step(W_e [x_t, p_t] + b_e)       EVENTS bits, each exactly 0 or 1
       count   m_t = m_{t-1} + U([s_t, e_t, 1 - e_t]) U the wiring's unit (size units, no decay)
     and it produces "count" = [m_t, e_t, p_t]. The steps are `BinaryGate`s (straight-through), so with
     U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. Each
     event comes with its complement, so one learned distinction (light or dark, cue or none) gives
-    the count both a step up and a step down. The phase holds
-    what the current frame does not show (which part of a task it is in), yet, being a few bits
-    driven by the frame, it cannot count elapsed time itself: with a constant input it settles into a
-    cycle of at most 2 ** phase_bits steps. The events start on (gate bias `EVENT_BIAS`), so at the
+    the count both a step up and a step down. The phase holds what the current frame does not show
+    (which part of a task it is in), yet, being a few bits driven by the frame, it cannot count
+    elapsed time itself: with a constant input it settles into a cycle of at most 2 ** PHASE_BITS
+    steps. The events start on (gate bias `EVENT_BIAS`), so at the
     start the count already has a constant input to count with, as signed-count's bias.
     """
 
