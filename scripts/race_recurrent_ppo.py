@@ -1,0 +1,275 @@
+"""A race at equal wall-clock: nalu_rl's `lstm` on train's defaults against sb3-contrib's RecurrentPPO
+(`MlpLstmPolicy`, its defaults) on a panel of environments no one here tuned for.
+
+Each (env, system, seed) trains alone on the machine for --budget-s seconds of wall-clock, one after
+another, so both systems get the same cores. The score is the mean return of the last 100 finished
+episodes (SB3's own episode buffer; nalu_rl with `--success-window 100`, which only sets the window
+of its reports). Each run's curve (steps, seconds since the process started, that mean return) goes
+to DATA_DIR/<env>/<system>/seed<k>.csv; `--table` prints, from those CSVs alone, the return at the
+budget, the steps used and the steps to the env's threshold, per seed and as means with 95%
+t-intervals.
+
+    pip install -e . sb3-contrib minigrid
+    python scripts/race_recurrent_ppo.py --seeds 0 1 2 --budget-s 90 [--envs cartpole memory ...]
+    python scripts/race_recurrent_ppo.py --table docs/data/race
+
+The panel: CartPole-v1; the one-step memory task of the tests (tests/memory_task.py); FrozenLake-v1
+(slippery 4x4); MiniGrid MemoryS7 through examples/minigrid_memory.py (SB3 reads its 7x7x3 image as a
+float vector: its image extractor needs frames of 36x36 or more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EPISODE_WINDOW = 100
+SYSTEMS = ("nalu_rl", "recurrent_ppo")
+
+
+@dataclass(frozen=True)
+class RaceEnv:
+    """One env of the panel: its Gymnasium id, the module that registers it (with the folder that
+    holds the module), and the mean return over the last 100 episodes that counts as learned."""
+
+    env_id: str
+    threshold: float
+    module: str = ""
+    module_folder: str = ""
+
+
+PANEL = {
+    "cartpole": RaceEnv("CartPole-v1", threshold=400.0),
+    "memory": RaceEnv("nalu_rl_tests/OneStepMemory-v0", threshold=44.1, module="memory_task", module_folder="tests"),
+    "frozenlake": RaceEnv("FrozenLake-v1", threshold=0.6),
+    "minigrid": RaceEnv(
+        "minigrid_memory/MemoryS7-v0", threshold=0.8, module="minigrid_memory", module_folder="examples"
+    ),
+}
+
+
+def write_curve(path: Path, rows: list[dict[str, float]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=["steps", "seconds", "episode_return"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def child_environment(env: RaceEnv) -> dict[str, str]:
+    """The environment of a run's process: the env's module folder on PYTHONPATH, two CPU threads."""
+    environment = dict(os.environ)
+    if env.module_folder:
+        folder = str(ROOT / env.module_folder)
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, environment.get("PYTHONPATH", "")]))
+    return environment
+
+
+def run_nalu_rl(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str, float]]:
+    """Train nalu_rl's `lstm` on train's defaults for `budget_s` seconds; its curve from TensorBoard."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "nalu_rl.train", "--env-id", env.env_id, "--agent", "lstm"]
+        command += ["--seed", str(seed), "--time-budget-s", str(budget_s), "--logdir", folder]
+        command += ["--success-window", str(EPISODE_WINDOW), "--log-interval-s", "1", "--eval-episodes", "0"]
+        command += ["--no-progress"] + (["--import", env.module] if env.module else [])
+        started = time.time()
+        finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
+        if finished.returncode != 0:
+            raise RuntimeError(f"nalu_rl.train failed:\n{finished.stderr[-2000:]}")
+        accumulator = EventAccumulator(folder, size_guidance={"scalars": 0})
+        accumulator.Reload()
+        episodes = {int(event.step): event.value for event in accumulator.Scalars("charts/episodes")}
+        rows = []
+        for event in accumulator.Scalars("charts/episode_return"):
+            if episodes.get(int(event.step), 0) >= 1:
+                rows.append(
+                    {"steps": int(event.step), "seconds": round(event.wall_time - started, 2),
+                     "episode_return": round(event.value, 6)}
+                )
+        return rows
+
+
+SB3_RUN = r"""
+import json, sys, time
+started = time.time()
+import gymnasium
+import numpy as np
+from sb3_contrib import RecurrentPPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.env_util import make_vec_env
+
+env_id, module, seed, budget_s, window = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+if module:
+    __import__(module)
+
+
+class ImageAsFloat(gymnasium.ObservationWrapper):
+    # A Dict's uint8 `image` as float32, so that SB3 flattens it instead of choosing its CNN.
+    def __init__(self, env):
+        super().__init__(env)
+        spaces = dict(env.observation_space.spaces)
+        image = spaces["image"]
+        spaces["image"] = gymnasium.spaces.Box(0.0, 255.0, image.shape, np.float32)
+        self.observation_space = gymnasium.spaces.Dict(spaces)
+
+    def observation(self, observation):
+        return {**observation, "image": observation["image"].astype(np.float32)}
+
+
+def wrap(env):
+    spaces = getattr(env.observation_space, "spaces", None)
+    return ImageAsFloat(env) if isinstance(spaces, dict) and "image" in spaces else env
+
+
+class Clock(BaseCallback):
+    def __init__(self):
+        super().__init__()
+        self.rows = []
+
+    def _on_step(self):
+        return time.time() - started < budget_s
+
+    def _on_rollout_end(self):
+        buffer = self.model.ep_info_buffer
+        if buffer:
+            mean = float(np.mean([info["r"] for info in list(buffer)[-window:]]))
+            self.rows.append({"steps": self.num_timesteps, "seconds": round(time.time() - started, 2),
+                              "episode_return": round(mean, 6)})
+
+
+vec_env = make_vec_env(env_id, n_envs=1, seed=seed, wrapper_class=wrap)
+dict_observation = isinstance(vec_env.observation_space, gymnasium.spaces.Dict)
+policy = "MultiInputLstmPolicy" if dict_observation else "MlpLstmPolicy"
+model = RecurrentPPO(policy, vec_env, seed=seed, verbose=0)
+clock = Clock()
+model.learn(total_timesteps=10**9, callback=clock)
+buffer = model.ep_info_buffer
+if buffer:
+    clock.rows.append({"steps": model.num_timesteps, "seconds": round(time.time() - started, 2),
+                       "episode_return": round(float(np.mean([info["r"] for info in list(buffer)[-window:]])), 6)})
+print(json.dumps(clock.rows))
+"""
+
+
+def run_recurrent_ppo(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str, float]]:
+    """Train sb3-contrib's RecurrentPPO on its defaults for `budget_s` seconds; its curve."""
+    command = [sys.executable, "-c", SB3_RUN, env.env_id, env.module, str(seed), str(budget_s), str(EPISODE_WINDOW)]
+    finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise RuntimeError(f"RecurrentPPO failed:\n{finished.stderr[-2000:]}")
+    return json.loads(finished.stdout.strip().splitlines()[-1])
+
+
+RUNNERS = {"nalu_rl": run_nalu_rl, "recurrent_ppo": run_recurrent_ppo}
+
+
+def read_curve(path: Path) -> list[dict[str, float]]:
+    with path.open(newline="") as file:
+        return [{key: float(value) for key, value in row.items()} for row in csv.DictReader(file)]
+
+
+def mean_interval(values: list[float]) -> str:
+    """`mean [low, high]` with a 95% t-interval (the mean alone for one value)."""
+    from nalu_rl.stats import t_interval
+
+    if len(values) < 2:
+        return f"{values[0]:.3g}"
+    mean, low, high = t_interval(values)
+    return f"{mean:.3g} [{low:.3g}, {high:.3g}]"
+
+
+def table(data_dir: Path) -> str:
+    """The race table, from the per-seed CSVs under `data_dir` only."""
+    lines = [
+        "| env | system | seeds | return at the budget | steps used | steps to the threshold (runs that reached it) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, env in PANEL.items():
+        for system in SYSTEMS:
+            paths = sorted((data_dir / name / system).glob("seed*.csv"))
+            if not paths:
+                continue
+            curves = [read_curve(path) for path in paths]
+            finals = [curve[-1]["episode_return"] if curve else math.nan for curve in curves]
+            steps = [curve[-1]["steps"] if curve else 0.0 for curve in curves]
+            reached = [
+                next((row["steps"] for row in curve if row["episode_return"] >= env.threshold), None)
+                for curve in curves
+            ]
+            hits = [value for value in reached if value is not None]
+            to_threshold = f"{mean_interval(hits)} ({len(hits)} of {len(curves)})" if hits else f"- (0 of {len(curves)})"
+            per_seed = ", ".join(f"{value:.3g}" for value in finals)
+            lines.append(
+                f"| {env.env_id} (threshold {env.threshold:g}) | {system} | {len(curves)} | "
+                f"{mean_interval(finals)} ({per_seed}) | {mean_interval(steps)} | {to_threshold} |"
+            )
+    lines += [
+        "",
+        "| env | seed | RecurrentPPO at the budget: steps, return | nalu_rl: steps to that return | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for name, env in PANEL.items():
+        ratios = []
+        for peer_path in sorted((data_dir / name / "recurrent_ppo").glob("seed*.csv")):
+            own_path = data_dir / name / "nalu_rl" / peer_path.name
+            peer = read_curve(peer_path)
+            if not peer or not own_path.exists():
+                continue
+            steps, reached = peer[-1]["steps"], peer[-1]["episode_return"]
+            own = next((row["steps"] for row in read_curve(own_path) if row["episode_return"] >= reached), None)
+            ratio = "never" if own is None else f"{own / steps:.2f}"
+            if own is not None:
+                ratios.append(own / steps)
+            own_steps = "not reached" if own is None else f"{own:,.0f}"
+            lines.append(f"| {env.env_id} | {peer_path.stem[4:]} | {steps:,.0f}, {reached:.3g} | {own_steps} | {ratio} |")
+        if ratios:
+            lines.append(f"| {env.env_id} | mean | | | {mean_interval(ratios)} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", nargs="+", default=list(PANEL), choices=list(PANEL))
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--budget-s", type=float, default=90.0, help="wall-clock seconds of each run")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "docs/data/race")
+    parser.add_argument("--table", type=Path, metavar="DATA_DIR", help="print the table from DATA_DIR's CSVs and stop")
+    arguments = parser.parse_args(argv)
+    if arguments.table is not None:
+        print(table(arguments.table))
+        return 0
+    for name in arguments.envs:
+        for seed in arguments.seeds:
+            for system in arguments.systems:
+                target = arguments.data_dir / name / system / f"seed{seed}.csv"
+                if target.exists():
+                    print(f"{name} {system} seed {seed}: kept {target}", flush=True)
+                    continue
+                started = time.time()
+                rows = RUNNERS[system](PANEL[name], seed, arguments.budget_s)
+                write_curve(target, rows)
+                last = rows[-1] if rows else {}
+                print(
+                    f"{name} {system} seed {seed}: {time.time() - started:.0f} s, "
+                    f"{last.get('steps', 0):,.0f} steps, return {last.get('episode_return', float('nan')):.3f}",
+                    flush=True,
+                )
+    print(table(arguments.data_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
