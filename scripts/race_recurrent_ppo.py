@@ -50,7 +50,9 @@ class RaceEnv:
 
 PANEL = {
     "cartpole": RaceEnv("CartPole-v1", threshold=400.0),
-    "memory": RaceEnv("nalu_rl_tests/OneStepMemory-v0", threshold=44.1, module="memory_task", module_folder="tests"),
+    "memory": RaceEnv(
+        "nalu_rl_tests/OneStepMemory-v0", threshold=44.1, module="memory_task", module_folder="tests"
+    ),
     "frozenlake": RaceEnv("FrozenLake-v1", threshold=0.6),
     "minigrid": RaceEnv(
         "minigrid_memory/MemoryS7-v0", threshold=0.8, module="minigrid_memory", module_folder="examples"
@@ -95,8 +97,11 @@ def run_nalu_rl(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str, floa
         for event in accumulator.Scalars("charts/episode_return"):
             if episodes.get(int(event.step), 0) >= 1:
                 rows.append(
-                    {"steps": int(event.step), "seconds": round(event.wall_time - started, 2),
-                     "episode_return": round(event.value, 6)}
+                    {
+                        "steps": int(event.step),
+                        "seconds": round(event.wall_time - started, 2),
+                        "episode_return": round(event.value, 6),
+                    }
                 )
         return rows
 
@@ -110,7 +115,8 @@ from sb3_contrib import RecurrentPPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
-env_id, module, seed, budget_s, window = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+env_id, module = sys.argv[1], sys.argv[2]
+seed, budget_s, window = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 if module:
     __import__(module)
 
@@ -157,15 +163,25 @@ clock = Clock()
 model.learn(total_timesteps=10**9, callback=clock)
 buffer = model.ep_info_buffer
 if buffer:
+    mean = float(np.mean([info["r"] for info in list(buffer)[-window:]]))
     clock.rows.append({"steps": model.num_timesteps, "seconds": round(time.time() - started, 2),
-                       "episode_return": round(float(np.mean([info["r"] for info in list(buffer)[-window:]])), 6)})
+                       "episode_return": round(mean, 6)})
 print(json.dumps(clock.rows))
 """
 
 
 def run_recurrent_ppo(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str, float]]:
     """Train sb3-contrib's RecurrentPPO on its defaults for `budget_s` seconds; its curve."""
-    command = [sys.executable, "-c", SB3_RUN, env.env_id, env.module, str(seed), str(budget_s), str(EPISODE_WINDOW)]
+    command = [
+        sys.executable,
+        "-c",
+        SB3_RUN,
+        env.env_id,
+        env.module,
+        str(seed),
+        str(budget_s),
+        str(EPISODE_WINDOW),
+    ]
     finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
     if finished.returncode != 0:
         raise RuntimeError(f"RecurrentPPO failed:\n{finished.stderr[-2000:]}")
@@ -193,7 +209,8 @@ def mean_interval(values: list[float]) -> str:
 def table(data_dir: Path) -> str:
     """The race table, from the per-seed CSVs under `data_dir` only."""
     lines = [
-        "| env | system | seeds | return at the budget | steps used | steps to the threshold (runs that reached it) |",
+        "| env | system | seeds | return at the budget | steps used "
+        "| steps to the threshold (runs that reached it) |",
         "|---|---|---|---|---|---|",
     ]
     for name, env in PANEL.items():
@@ -209,7 +226,9 @@ def table(data_dir: Path) -> str:
                 for curve in curves
             ]
             hits = [value for value in reached if value is not None]
-            to_threshold = f"{mean_interval(hits)} ({len(hits)} of {len(curves)})" if hits else f"- (0 of {len(curves)})"
+            to_threshold = (
+                f"{mean_interval(hits)} ({len(hits)} of {len(curves)})" if hits else f"- (0 of {len(curves)})"
+            )
             per_seed = ", ".join(f"{value:.3g}" for value in finals)
             lines.append(
                 f"| {env.env_id} (threshold {env.threshold:g}) | {system} | {len(curves)} | "
@@ -228,12 +247,17 @@ def table(data_dir: Path) -> str:
             if not peer or not own_path.exists():
                 continue
             steps, reached = peer[-1]["steps"], peer[-1]["episode_return"]
-            own = next((row["steps"] for row in read_curve(own_path) if row["episode_return"] >= reached), None)
+            own = next(
+                (row["steps"] for row in read_curve(own_path) if row["episode_return"] >= reached), None
+            )
             ratio = "never" if own is None else f"{own / steps:.2f}"
             if own is not None:
                 ratios.append(own / steps)
             own_steps = "not reached" if own is None else f"{own:,.0f}"
-            lines.append(f"| {env.env_id} | {peer_path.stem[4:]} | {steps:,.0f}, {reached:.3g} | {own_steps} | {ratio} |")
+            lines.append(
+                f"| {env.env_id} | {peer_path.stem[4:]} | {steps:,.0f}, {reached:.3g} "
+                f"| {own_steps} | {ratio} |"
+            )
         if ratios:
             lines.append(f"| {env.env_id} | mean | | | {mean_interval(ratios)} |")
     return "\n".join(lines)
@@ -246,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--budget-s", type=float, default=90.0, help="wall-clock seconds of each run")
     parser.add_argument("--data-dir", type=Path, default=ROOT / "docs/data/race")
-    parser.add_argument("--table", type=Path, metavar="DATA_DIR", help="print the table from DATA_DIR's CSVs and stop")
+    parser.add_argument(
+        "--table", type=Path, metavar="DATA_DIR", help="print the table from DATA_DIR's CSVs and stop"
+    )
     arguments = parser.parse_args(argv)
     if arguments.table is not None:
         print(table(arguments.table))
@@ -264,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
                 last = rows[-1] if rows else {}
                 print(
                     f"{name} {system} seed {seed}: {time.time() - started:.0f} s, "
-                    f"{last.get('steps', 0):,.0f} steps, return {last.get('episode_return', float('nan')):.3f}",
+                    f"{last.get('steps', 0):,.0f} steps, "
+                    f"return {last.get('episode_return', float('nan')):.3f}",
                     flush=True,
                 )
     print(table(arguments.data_dir))
