@@ -9,7 +9,7 @@ to DATA_DIR/<env>/<system>/seed<k>.csv; `--table` prints, from those CSVs alone,
 budget, the steps used and the steps to the env's threshold, per seed and as means with 95%
 t-intervals.
 
-    pip install -e . sb3-contrib minigrid
+    pip install -e ".[race]"
     python scripts/race_recurrent_ppo.py --seeds 0 1 2 --budget-s 90 [--envs cartpole memory ...]
     python scripts/race_recurrent_ppo.py --table docs/data/race
 
