@@ -70,12 +70,14 @@ def resolve_precision(requested: str, device: torch.device | str) -> tuple[str, 
     return "fp32", f"auto: no native bfloat16 on this {device_type} (no {' or '.join(NATIVE_BF16_CPU_FLAGS)})"
 
 
-def describe_choice(requested: str, learner_device: torch.device | str) -> str:
-    """One line for the start of a run: the learner's precision and why, and the actors' (on the CPU)
-    where it differs from the learner's device."""
+def describe_choice(
+    requested: str, learner_device: torch.device | str, actors_on_the_cpu: bool = True
+) -> str:
+    """One line for the start of a run: the learner's precision and why, and the actors' where they
+    act on the CPU while the learner does not (the device runtime acts on the learner's device)."""
     learner, reason = resolve_precision(requested, learner_device)
     line = f"precision: {learner} ({reason})"
-    if torch.device(learner_device).type != "cpu":
+    if actors_on_the_cpu and torch.device(learner_device).type != "cpu":
         actors, actors_reason = resolve_precision(requested, "cpu")
         line += f"; actors on the CPU: {actors} ({actors_reason})"
     return line

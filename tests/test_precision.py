@@ -196,3 +196,12 @@ def test_device_check_dry_run_names_the_bench_commands() -> None:
     assert len(device_lines[0].split("--device-batches")[1].split("--")[0].split()) >= 3
     assert "tests/test_device_env.py" in plan and "tests/test_device_runtime.py" in plan
     assert "timeout" in plan
+
+
+def test_the_start_line_names_the_actors_precision_only_where_they_act_on_the_cpu_apart() -> None:
+    from nalu_rl.precision import describe_choice
+
+    assert describe_choice("fp32", "cpu") == "precision: fp32 (--precision fp32)"
+    apart = describe_choice("fp32", "cuda")
+    assert apart.endswith("; actors on the CPU: fp32 (--precision fp32)")
+    assert describe_choice("fp32", "cuda", actors_on_the_cpu=False) == "precision: fp32 (--precision fp32)"

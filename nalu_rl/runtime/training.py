@@ -44,7 +44,7 @@ def train(run: TrainingRun) -> TrainingRun:
     """
     config = run.config
     torch.set_num_threads(learner_threads(config))
-    print(describe_choice(config.precision, run.device), file=sys.stderr)
+    print(describe_choice(config.precision, run.device, config.runtime != "device"), file=sys.stderr)
     if run.start_steps:
         print(
             f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr
