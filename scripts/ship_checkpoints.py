@@ -35,7 +35,8 @@ def main() -> None:
     parser.add_argument(
         "root",
         type=Path,
-        help="folder holding <agent>/seed<k>/ run folders, or a sweep folder (<agent>-<obs>-seed<k>/)",
+        help="folder holding <agent>/seed<k>/ run folders, a sweep folder (<agent>-<obs>-seed<k>/), "
+        "or <agent>-seed<k>/ (scripts/interval_timing_runs.sh)",
     )
     parser.add_argument(
         "--evaluation",
@@ -49,7 +50,11 @@ def main() -> None:
     args = parser.parse_args()
     for agent in args.agents:
         scored = []
-        runs = sorted((args.root / agent).glob("seed*")) or sorted(args.root.glob(f"{agent}-*-seed*"))
+        runs = (
+            sorted((args.root / agent).glob("seed*"))
+            or sorted(args.root.glob(f"{agent}-*-seed*"))
+            or sorted(args.root.glob(f"{agent}-seed*"))  # scripts/interval_timing_runs.sh
+        )
         for run in runs:
             evaluation = run / args.evaluation / "success_by_delay.csv"
             if not evaluation.is_file():

@@ -168,3 +168,23 @@ def test_a_users_timing_task_of_flags_without_a_stimulus_trains_with_learned_cou
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert (run / "checkpoint.pt").is_file()
     assert json.loads((run / "config.json").read_text())["agent"] == "learned-count"
+
+
+def test_the_shipped_learned_count_counts_the_time_left_with_events_of_exactly_0_or_1_to_T_1000() -> None:
+    """The shipped `learned-count` (TimeTrack, symbolic), played at T = 1000: every event is exactly 0
+    or 1 at every step, and the count is the time left, T - t - 1 (or its negative), to the last step."""
+    from nalu_rl.checkpoint import load_agent, shipped_checkpoint
+    from nalu_rl.state_probe import record_state_traces
+
+    model, config = load_agent(shipped_checkpoint("learned-count"))
+    assert (
+        config.get("env_id", "nalu_rl/TimeTrack-v0") == "nalu_rl/TimeTrack-v0"
+        and config["agent"] == "learned-count"
+    )
+    delay = 1000
+    (trace,) = record_state_traces(model, config, [delay], episodes=1)
+    events = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
+    assert trace.steps > 900 and np.isin(events, (0.0, 1.0)).all()
+    count = trace.views["learned_count"][:, 0]
+    time_left = delay - np.arange(trace.steps) - 1.0
+    assert np.array_equal(count, time_left) or np.array_equal(count, -time_left)
