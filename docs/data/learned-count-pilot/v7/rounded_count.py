@@ -1,4 +1,6 @@
-"""Pilot: learned-count whose NAU rounds every weight to -1, 0 or +1 in the forward pass (straight-through)."""
+"""Pilot v7: learned-count whose NAU rounds every weight to -1, 0 or +1 in the forward pass
+(straight-through), registered as the agent `learned-count-rounded`."""
+
 from dataclasses import replace
 
 from nalu_rl.agents import register_agent
@@ -12,5 +14,9 @@ class RoundedNAU(SnappedNAU):
 
 
 register_unit("round-nau", RoundedNAU)
-register_agent("learned-count-rounded", replace(LEARNED_COUNT, unit="round-nau"),
-               "learned-count with every count weight rounded", training_defaults=SIGNED_COUNT_TRAINING)
+register_agent(
+    "learned-count-rounded",
+    replace(LEARNED_COUNT, unit="round-nau"),
+    "learned-count with every count weight rounded",
+    training_defaults=SIGNED_COUNT_TRAINING,
+)
