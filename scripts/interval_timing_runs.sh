@@ -66,7 +66,8 @@ done
 while (( $(jobs -rp | wc -l) > 0 )); do
   if (( SECONDS - started > DEADLINE_S )); then
     echo "deadline of ${DEADLINE_S} s: SIGINT to the trainings still running"
-    pkill -INT -f "nalu_rl.train" || true
+    # Only this script's trainings: the train process of each trial's subshell.
+    for pid in "${running[@]}"; do pkill -INT -P "$pid" || true; done
     break
   fi
   sleep 2
