@@ -16,26 +16,22 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from nalu_rl.figures import read_success_rows
-from nalu_rl.stats import t_interval
+from nalu_rl.cli import parse_delays
+from nalu_rl.figures import CurvePoint, curves_over_seeds, read_success_rows
 
 
-def rates_by_delay(paths: list[Path]) -> dict[int, list[float]]:
-    """Each delay's success rates, one per CSV (seed)."""
+def curve_of(paths: list[Path]) -> tuple[dict[int, CurvePoint], dict[int, list[float]]]:
+    """One agent's seeds: its curve by delay (mean and interval, as `plot --table` computes them)
+    and each delay's success rates, one per CSV (seed)."""
+    rows = read_success_rows(paths)
+    curves = curves_over_seeds(rows)
+    if len(curves) != 1:
+        raise SystemExit(f"error: expected the seeds of one agent, got {', '.join(sorted(curves))}")
     rates: dict[int, list[float]] = defaultdict(list)
-    for path in paths:
-        for row in read_success_rows([path]):
-            rates[int(row["delay"])].append(float(row["success_rate"]))
-    return rates
-
-
-def parse_delays(text: str) -> list[int]:
-    """`5-12,100` -> [5, ..., 12, 100]."""
-    delays = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        delays += range(int(low), int(high or low) + 1)
-    return delays
+    for row in rows:
+        rates[int(row["delay"])].append(float(row["success_rate"]))
+    (points,) = curves.values()
+    return {point.delay: point for point in points}, rates
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", nargs="+", type=Path, required=True, help="the re-run seeds' CSVs")
     parser.add_argument("--delays", help="only these delays, e.g. 5-12,100,1000 (default: every shared one)")
     arguments = parser.parse_args(argv)
-    committed, rerun = rates_by_delay(arguments.committed), rates_by_delay(arguments.rerun)
+    committed, _ = curve_of(arguments.committed)
+    rerun, rerun_rates = curve_of(arguments.rerun)
     shared = sorted(set(committed) & set(rerun))
     if arguments.delays:
         wanted = set(parse_delays(arguments.delays))
@@ -57,15 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     inside = 0
     for delay in shared:
-        mean, low, high = t_interval(committed[delay])
-        low, high = max(0.0, low), min(1.0, high)
-        rerun_mean = sum(rerun[delay]) / len(rerun[delay])
-        within = low <= rerun_mean <= high
+        point, rerun_mean = committed[delay], rerun[delay].success_rate
+        within = point.ci_low <= rerun_mean <= point.ci_high
         inside += within
-        seeds = ", ".join(f"{rate:.3f}" for rate in rerun[delay])
+        seeds = ", ".join(f"{rate:.3f}" for rate in rerun_rates[delay])
         print(
-            f"| {delay} | {mean:.3f} [{low:.3f}, {high:.3f}] | {rerun_mean:.3f} | {seeds} | "
-            f"{'yes' if within else 'no'} |"
+            f"| {delay} | {point.success_rate:.3f} [{point.ci_low:.3f}, {point.ci_high:.3f}] "
+            f"| {rerun_mean:.3f} | {seeds} | {'yes' if within else 'no'} |"
         )
     print(f"the re-run's mean is inside the committed interval at {inside} of {len(shared)} delays")
     return 0
