@@ -148,10 +148,14 @@ class Clock(BaseCallback):
         return time.time() - started < budget_s
 
     def _on_rollout_end(self):
+        self.record()
+
+    def record(self):
+        # One row: the steps so far, the seconds since start, the mean return of the recent episodes.
         buffer = self.model.ep_info_buffer
         if buffer:
             mean = float(np.mean([info["r"] for info in list(buffer)[-window:]]))
-            self.rows.append({"steps": self.num_timesteps, "seconds": round(time.time() - started, 2),
+            self.rows.append({"steps": self.model.num_timesteps, "seconds": round(time.time() - started, 2),
                               "episode_return": round(mean, 6)})
 
 
@@ -161,11 +165,7 @@ policy = "MultiInputLstmPolicy" if dict_observation else "MlpLstmPolicy"
 model = RecurrentPPO(policy, vec_env, seed=seed, verbose=0)
 clock = Clock()
 model.learn(total_timesteps=10**9, callback=clock)
-buffer = model.ep_info_buffer
-if buffer:
-    mean = float(np.mean([info["r"] for info in list(buffer)[-window:]]))
-    clock.rows.append({"steps": model.num_timesteps, "seconds": round(time.time() - started, 2),
-                       "episode_return": round(mean, 6)})
+clock.record()
 print(json.dumps(clock.rows))
 """
 
@@ -206,8 +206,20 @@ def mean_interval(values: list[float]) -> str:
     return f"{mean:.3g} [{low:.3g}, {high:.3g}]"
 
 
+def steps_to(curve: list[dict[str, float]], value: float) -> float | None:
+    """The steps of a curve's first row whose return reaches `value` (None: never)."""
+    return next((row["steps"] for row in curve if row["episode_return"] >= value), None)
+
+
 def table(data_dir: Path) -> str:
     """The race table, from the per-seed CSVs under `data_dir` only."""
+    curves = {
+        (name, system): {
+            path.stem: read_curve(path) for path in sorted((data_dir / name / system).glob("seed*.csv"))
+        }
+        for name in PANEL
+        for system in SYSTEMS
+    }
     lines = [
         "| env | system | seeds | return at the budget | steps used "
         "| steps to the threshold (runs that reached it) |",
@@ -215,23 +227,20 @@ def table(data_dir: Path) -> str:
     ]
     for name, env in PANEL.items():
         for system in SYSTEMS:
-            paths = sorted((data_dir / name / system).glob("seed*.csv"))
-            if not paths:
+            runs = list(curves[name, system].values())
+            if not runs:
                 continue
-            curves = [read_curve(path) for path in paths]
-            finals = [curve[-1]["episode_return"] if curve else math.nan for curve in curves]
-            steps = [curve[-1]["steps"] if curve else 0.0 for curve in curves]
-            reached = [
-                next((row["steps"] for row in curve if row["episode_return"] >= env.threshold), None)
-                for curve in curves
+            finals = [curve[-1]["episode_return"] if curve else math.nan for curve in runs]
+            steps = [curve[-1]["steps"] if curve else 0.0 for curve in runs]
+            hits = [
+                value for value in (steps_to(curve, env.threshold) for curve in runs) if value is not None
             ]
-            hits = [value for value in reached if value is not None]
             to_threshold = (
-                f"{mean_interval(hits)} ({len(hits)} of {len(curves)})" if hits else f"- (0 of {len(curves)})"
+                f"{mean_interval(hits)} ({len(hits)} of {len(runs)})" if hits else f"- (0 of {len(runs)})"
             )
             per_seed = ", ".join(f"{value:.3g}" for value in finals)
             lines.append(
-                f"| {env.env_id} (threshold {env.threshold:g}) | {system} | {len(curves)} | "
+                f"| {env.env_id} (threshold {env.threshold:g}) | {system} | {len(runs)} | "
                 f"{mean_interval(finals)} ({per_seed}) | {mean_interval(steps)} | {to_threshold} |"
             )
     lines += [
@@ -241,22 +250,18 @@ def table(data_dir: Path) -> str:
     ]
     for name, env in PANEL.items():
         ratios = []
-        for peer_path in sorted((data_dir / name / "recurrent_ppo").glob("seed*.csv")):
-            own_path = data_dir / name / "nalu_rl" / peer_path.name
-            peer = read_curve(peer_path)
-            if not peer or not own_path.exists():
+        own_curves = curves[name, "nalu_rl"]
+        for seed, peer in curves[name, "recurrent_ppo"].items():
+            if not peer or seed not in own_curves:
                 continue
             steps, reached = peer[-1]["steps"], peer[-1]["episode_return"]
-            own = next(
-                (row["steps"] for row in read_curve(own_path) if row["episode_return"] >= reached), None
-            )
+            own = steps_to(own_curves[seed], reached)
             ratio = "never" if own is None else f"{own / steps:.2f}"
             if own is not None:
                 ratios.append(own / steps)
             own_steps = "not reached" if own is None else f"{own:,.0f}"
             lines.append(
-                f"| {env.env_id} | {peer_path.stem[4:]} | {steps:,.0f}, {reached:.3g} "
-                f"| {own_steps} | {ratio} |"
+                f"| {env.env_id} | {seed[4:]} | {steps:,.0f}, {reached:.3g} | {own_steps} | {ratio} |"
             )
         if ratios:
             lines.append(f"| {env.env_id} | mean | | | {mean_interval(ratios)} |")
