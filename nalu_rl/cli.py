@@ -39,6 +39,11 @@ def run_cli(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[s
         _ignore_interrupts_if_ending(argv)
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader of stdout left (`| head`): no traceback, and no second error when the interpreter
+        # flushes stdout on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     _ignore_interrupts_if_ending(argv)
     # Nothing is left to collect: the interpreter's shutdown then skips a collection of everything
     # torch created, which took 1.4-1.6 s on a loaded 2-core machine (0.35 s frozen).

@@ -81,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with timing_environment(config) as environment:  # the limits and the range are the task's
             max_delay, task_range = environment.max_delay, environment.delay_range
             meanings.add(environment.delay_meaning)
+            obs_mode = environment.kwargs.get("obs_mode")
+            task = environment.env_id + (f", --obs {obs_mode}" if obs_mode else "")
         if delays[-1] > max_delay:
             raise CliError(f"delay {delays[-1]} exceeds the environment's max_delay {max_delay} ({path})")
         label = args.label[index] if args.label else None
@@ -96,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_batch=args.max_batch,
         )
         train_range = train_range or task_range
-        print_summary(path, results)
+        print_summary(path, results, task)
         rows.extend(results)
     csv_path = write_success_csv(rows, out_dir / CSV_NAME)
     # The axis says what T is when every checkpoint trained on tasks that agree on it.
@@ -111,9 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def print_summary(path: Path, results: Sequence[DelayResult]) -> None:
-    """Print one line per delay: success rate, its interval and the ceiling."""
-    print(f"{path} ({results[0].agent if results else '?'})")
+def print_summary(path: Path, results: Sequence[DelayResult], task: str) -> None:
+    """Print the checkpoint, its agent and its task, then one line per delay: success rate, its
+    interval and the ceiling."""
+    print(f"{path} ({results[0].agent if results else '?'} on {task})")
     for result in results:
         low, high = result.interval
         print(

@@ -22,8 +22,11 @@ def test_checkpoints_are_shipped_inside_the_package():
 @pytest.mark.parametrize("path", SHIPPED, ids=[path.stem for path in SHIPPED])
 def test_shipped_checkpoints_load_with_weights_only(path):
     model, config = load_agent(path)  # torch.load(..., weights_only=True) inside
-    # <agent>.pt, or <agent>-<obs>.pt beside it for another observation mode
-    assert path.stem in (config["agent"], f"{config['agent']}-{config['obs']}")
+    # <agent>.pt on symbolic TimeTrack; -interval names IntervalTiming, -pixels the pixel observations
+    task = {"nalu_rl/TimeTrack-v0": "", "nalu_rl/IntervalTiming-v0": "-interval"}[
+        config.get("env_id", "nalu_rl/TimeTrack-v0")
+    ]
+    assert path.stem == config["agent"] + task + ("-pixels" if config["obs"] == "pixels" else "")
     assert not model.training
     # The file names its own wiring, so it keeps loading if the registry's name moves on.
     assert Wiring.from_dict(load_checkpoint(path)["wiring"]) == model.wiring
