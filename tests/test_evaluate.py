@@ -1,5 +1,8 @@
 import csv
 import itertools
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -214,3 +217,22 @@ def test_limits_and_training_range_come_from_the_checkpoints_environment(tmp_pat
         run(["--checkpoint", str(checkpoint), "--delays", "20", "--episodes", "2", "--out", str(tmp_path)])
         == 0
     )
+
+
+def test_a_reader_that_closes_stdout_ends_the_command_without_a_traceback() -> None:
+    # `python -m nalu_rl.evaluate ... | head -1`: the rest of the summary meets a closed pipe.
+    program = (
+        "from nalu_rl.cli import run_cli\n"
+        "def main(argv):\n"
+        "    print('T=5 success 1.000\\n' * 20000)\n"
+        "    return 0\n"
+        "run_cli(main)\n"
+    )
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line
+    finished = subprocess.run(
+        [sys.executable, "-c", program], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60
+    )
+    os.close(write_end)
+    assert finished.returncode == 1
+    assert finished.stderr == ""
