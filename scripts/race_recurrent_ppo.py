@@ -12,6 +12,7 @@ t-intervals.
     pip install -e ".[race]"
     python scripts/race_recurrent_ppo.py --seeds 0 1 2 --budget-s 90 [--envs cartpole memory ...]
     python scripts/race_recurrent_ppo.py --table docs/data/race
+    python scripts/race_recurrent_ppo.py --nalu-options "--envs-per-actor 16" --data-dir docs/data/race-envs16
 
 The panel: CartPole-v1; the one-step memory task of the tests (tests/memory_task.py); FrozenLake-v1
 (slippery 4x4); MiniGrid MemoryS7 through examples/minigrid_memory.py (SB3 reads its 7x7x3 image as a
@@ -25,11 +26,13 @@ import csv
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,15 +80,18 @@ def child_environment(env: RaceEnv) -> dict[str, str]:
     return environment
 
 
-def run_nalu_rl(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str, float]]:
-    """Train nalu_rl's `lstm` on train's defaults for `budget_s` seconds; its curve from TensorBoard."""
+def run_nalu_rl(
+    env: RaceEnv, seed: int, budget_s: float, options: tuple[str, ...] = ()
+) -> list[dict[str, float]]:
+    """Train nalu_rl's `lstm` on train's defaults (and `options`) for `budget_s` seconds; its curve
+    from TensorBoard."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "nalu_rl.train", "--env-id", env.env_id, "--agent", "lstm"]
         command += ["--seed", str(seed), "--time-budget-s", str(budget_s), "--logdir", folder]
         command += ["--success-window", str(EPISODE_WINDOW), "--log-interval-s", "1", "--eval-episodes", "0"]
-        command += ["--no-progress"] + (["--import", env.module] if env.module else [])
+        command += ["--no-progress"] + (["--import", env.module] if env.module else []) + list(options)
         started = time.time()
         finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
         if finished.returncode != 0:
@@ -249,13 +255,14 @@ def table(data_dir: Path) -> str:
         "|---|---|---|---|---|",
     ]
     for name, env in PANEL.items():
-        ratios = []
+        ratios, compared = [], 0
         own_curves = curves[name, "nalu_rl"]
         for seed, peer in curves[name, "recurrent_ppo"].items():
             if not peer or seed not in own_curves:
                 continue
             steps, reached = peer[-1]["steps"], peer[-1]["episode_return"]
             own = steps_to(own_curves[seed], reached)
+            compared += 1
             ratio = "never" if own is None else f"{own / steps:.2f}"
             if own is not None:
                 ratios.append(own / steps)
@@ -264,7 +271,9 @@ def table(data_dir: Path) -> str:
                 f"| {env.env_id} | {seed[4:]} | {steps:,.0f}, {reached:.3g} | {own_steps} | {ratio} |"
             )
         if ratios:
-            lines.append(f"| {env.env_id} | mean | | | {mean_interval(ratios)} |")
+            # A seed that never reached the peer's return has no ratio: the mean says it leaves it out.
+            label = "mean" if len(ratios) == compared else f"mean of {len(ratios)} of {compared} (reached)"
+            lines.append(f"| {env.env_id} | {label} | | | {mean_interval(ratios)} |")
     return "\n".join(lines)
 
 
@@ -276,12 +285,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=90.0, help="wall-clock seconds of each run")
     parser.add_argument("--data-dir", type=Path, default=ROOT / "docs/data/race")
     parser.add_argument(
+        "--nalu-options",
+        default="",
+        help='train options over nalu_rl\'s defaults, e.g. "--envs-per-actor 16" (one string)',
+    )
+    parser.add_argument(
         "--table", type=Path, metavar="DATA_DIR", help="print the table from DATA_DIR's CSVs and stop"
     )
     arguments = parser.parse_args(argv)
     if arguments.table is not None:
         print(table(arguments.table))
         return 0
+    runners = {**RUNNERS, "nalu_rl": partial(run_nalu_rl, options=tuple(shlex.split(arguments.nalu_options)))}
     for name in arguments.envs:
         for seed in arguments.seeds:
             for system in arguments.systems:
@@ -290,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name} {system} seed {seed}: kept {target}", flush=True)
                     continue
                 started = time.time()
-                rows = RUNNERS[system](PANEL[name], seed, arguments.budget_s)
+                rows = runners[system](PANEL[name], seed, arguments.budget_s)
                 write_curve(target, rows)
                 last = rows[-1] if rows else {}
                 print(
