@@ -233,7 +233,7 @@ _AGENTS = (
         "signed-count",
         SIGNED_COUNT,
         "nau-saturated-count with a signed NAU: its regulariser pulls both "
-        "count weights to -1 or +1, never to 0. The default agent.",
+        "count weights to -1 or +1, never to 0.",
         SIGNED_COUNT_TRAINING,
     ),
     (
@@ -241,7 +241,7 @@ _AGENTS = (
         LEARNED_COUNT,
         "A NAU count of learned binary events and their complements (straight-through gates on the "
         "observation and a few phase bits) plus the raw stimulus; the actor reads it clamped, with "
-        "the events.",
+        "the events. The default agent.",
         SIGNED_COUNT_TRAINING,
     ),
     (

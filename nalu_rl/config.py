@@ -65,7 +65,7 @@ class Config:
     training defaults over these)."""
 
     agent: str = _option(
-        "signed-count",
+        "learned-count",
         "agent (core) to train (the default on an env that is not a timing task: lstm)",
     )
     env_id: str = _option(

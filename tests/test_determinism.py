@@ -16,8 +16,8 @@ SHORT_NAC_RUN = [
     "--eval-episodes", "0", "--no-progress",
 ]  # fmt: skip
 
-# The default agent with its regulariser gate opened early (a small window, a low gate), so that
-# the gate's opening step and the regulariser's ramp are part of what must repeat.
+# signed-count, whose regulariser is gated, with its gate opened early (a small window, a low gate),
+# so that the gate's opening step and the regulariser's ramp are part of what must repeat.
 SHORT_GATED_RUN = [
     "--agent", "signed-count", "--obs", "symbolic", "--actors", "0", "--total-steps", "20000",
     "--success-window", "300", "--regularizer-gate-success", "0.01", "--eval-episodes", "0", "--no-progress",

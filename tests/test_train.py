@@ -432,8 +432,8 @@ def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
 
 def test_the_default_agent_trains_with_the_options_of_its_measured_runs() -> None:
     config, given = parse_config([])
-    assert config.agent == "signed-count" and not given
-    for name, value in agent_training_defaults("signed-count").items():
+    assert config.agent == "learned-count" and not given
+    for name, value in agent_training_defaults("learned-count").items():
         assert getattr(config, name) == value
     assert config.unit_lr_scale == 10.0 and config.regularizer_gate_success == 0.5
 
