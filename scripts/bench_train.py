@@ -6,6 +6,7 @@ both observation modes, with their ratio; learner-only samples/s; optionally tim
     python scripts/bench_train.py --device cuda --actors 16 --modes pixels   # a GPU box
     python scripts/bench_train.py --compare REV worktree  # speed of the code at git REV vs now
     python scripts/bench_train.py --compare worktree --precisions fp32 bf16   # precisions, in turns
+    python scripts/bench_train.py --compare worktree --compare-agents signed-count learned-count  # agents
     python scripts/bench_train.py --synchrony --agent lstm --modes pixels   # lag 0 vs actors ahead
     python scripts/bench_train.py --device-runtime      # --runtime device vs learner, in turns (CPU)
     python scripts/bench_train.py --device cuda --device-batches 1024 4096 16384   # envs vs samples/s
@@ -14,7 +15,8 @@ SPS is measured from the first trained batch to the end of the run (process star
 With --compare, each revision (a git revision of the repository, or "worktree" for the files as
 they are now) runs in its own subprocesses, the revisions taking turns round after round, so that
 a change of load on a shared machine hits them alike; ratios are to the first revision. With
---precisions, every revision runs at each `--precision` in turn; ratios are to the first pair.
+--precisions, every revision runs at each `--precision` in turn, and with --compare-agents each of
+those agents in turn; ratios are to the first contender.
 """
 
 from __future__ import annotations
@@ -280,11 +282,18 @@ def precision_options(precision: str | None) -> list[str]:
 
 
 def measure_in_subprocess(
-    tree: str, measure: str, obs: str, arguments: argparse.Namespace, precision: str | None = None
+    tree: str,
+    measure: str,
+    obs: str,
+    arguments: argparse.Namespace,
+    precision: str | None = None,
+    agent: str | None = None,
 ) -> float:
-    """Run this script's `--measure` on the packages of `tree` (at `precision`); the figure it prints."""
+    """Run this script's `--measure` on the packages of `tree` (at `precision`, of `agent`, default
+    --agent); the figure it prints."""
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", measure, "--modes", obs]
-    command += ["--agent", arguments.agent, "--actors", str(arguments.actors), "--device", arguments.device]
+    command += ["--agent", agent or arguments.agent, "--actors", str(arguments.actors)]
+    command += ["--device", arguments.device]
     command += precision_options(precision)
     command += [
         "--envs-per-actor",
@@ -305,11 +314,13 @@ def compare_revisions(arguments: argparse.Namespace) -> None:
     folder = tempfile.mkdtemp(prefix="bench_train-compare-")
     trees = {revision: source_tree(revision, folder) for revision in arguments.compare}
     precisions = arguments.precisions or [None]
-    # Each contender is a revision at a precision, named "REV" or "REV PRECISION".
+    agents = arguments.compare_agents or [None]
+    # Each contender is a revision at a precision with an agent, named "REV [PRECISION] [AGENT]".
     contenders = {
-        f"{revision} {precision}" if precision else revision: (tree, precision)
+        " ".join(part for part in (revision, precision, agent) if part): (tree, precision, agent)
         for revision, tree in trees.items()
         for precision in precisions
+        for agent in agents
     }
     measures = ["learner-only"] + ([] if arguments.skip_runtime else ["runtime"])
     figures = {
@@ -321,14 +332,15 @@ def compare_revisions(arguments: argparse.Namespace) -> None:
     for round_index in range(arguments.rounds):
         for obs in arguments.modes:
             for measure in measures:
-                for revision, (tree, precision) in contenders.items():
-                    figure = measure_in_subprocess(tree, measure, obs, arguments, precision)
+                for revision, (tree, precision, agent) in contenders.items():
+                    figure = measure_in_subprocess(tree, measure, obs, arguments, precision, agent)
                     figures[obs, measure, revision].append(figure)
                     print(f"round {round_index + 1} {obs} {measure} {revision}: {figure:,.0f}", flush=True)
     print()
     first = next(iter(contenders))
     print(
-        f"agent {arguments.agent}, device {arguments.device}, {arguments.actors} actors, "
+        f"agent {' vs '.join(arguments.compare_agents or [arguments.agent])}, device {arguments.device}, "
+        f"{arguments.actors} actors, "
         f"{arguments.rounds} rounds, median of the rounds, ratio to {first}"
     )
     print("| obs | measure | revision | median | ratio | per-round ratios |")
@@ -372,6 +384,12 @@ def main() -> None:
         nargs="+",
         choices=("auto", "fp32", "bf16"),
         help="--compare: run every revision at each of these precisions, in turns",
+    )
+    parser.add_argument(
+        "--compare-agents",
+        nargs="+",
+        metavar="AGENT",
+        help="--compare: run every revision with each of these agents, in turns (instead of --agent)",
     )
     parser.add_argument("--updates", type=int, default=10, help="learner updates timed for learner-only")
     parser.add_argument("--skip-runtime", action="store_true", help="--compare: learner-only figures only")
