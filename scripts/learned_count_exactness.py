@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         (trace,) = record_state_traces(model, config, [arguments.delay], episodes=1)
         bits = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
         count = trace.views["learned_count"][:, 0]
-        left = arguments.delay - np.arange(trace.steps) - 1.0
+        left = trace.time_left() - 1.0  # T - t - 1 on TimeTrack
         exact = np.array_equal(count, left) or np.array_equal(count, -left)
         on = trace.views["learned_events"].mean(0).round(3).tolist()
         print(

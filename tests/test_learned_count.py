@@ -186,5 +186,5 @@ def test_the_shipped_learned_count_counts_the_time_left_with_events_of_exactly_0
     events = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
     assert trace.steps > 900 and np.isin(events, (0.0, 1.0)).all()
     count = trace.views["learned_count"][:, 0]
-    time_left = delay - np.arange(trace.steps) - 1.0
+    time_left = trace.time_left() - 1.0  # T - t - 1
     assert np.array_equal(count, time_left) or np.array_equal(count, -time_left)
