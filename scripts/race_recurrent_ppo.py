@@ -194,9 +194,6 @@ def run_recurrent_ppo(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
 
-RUNNERS = {"nalu_rl": run_nalu_rl, "recurrent_ppo": run_recurrent_ppo}
-
-
 def read_curve(path: Path) -> list[dict[str, float]]:
     with path.open(newline="") as file:
         return [{key: float(value) for key, value in row.items()} for row in csv.DictReader(file)]
@@ -296,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.table is not None:
         print(table(arguments.table))
         return 0
-    runners = {**RUNNERS, "nalu_rl": partial(run_nalu_rl, options=tuple(shlex.split(arguments.nalu_options)))}
+    nalu_options = tuple(shlex.split(arguments.nalu_options))
+    runners = {"nalu_rl": partial(run_nalu_rl, options=nalu_options), "recurrent_ppo": run_recurrent_ppo}
     for name in arguments.envs:
         for seed in arguments.seeds:
             for system in arguments.systems:
