@@ -23,8 +23,10 @@ from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.files import replace_atomically
 
 CHECKPOINT_FORMAT = "nalu_rl-checkpoint-1"
-# The pretrained checkpoints shipped inside the package, `<agent>.pt` (symbolic) or `<agent>-pixels.pt`.
+# The pretrained checkpoints shipped inside the package: `<agent>.pt` (symbolic TimeTrack), with
+# `-interval` for IntervalTiming and `-pixels` for pixel observations (`<agent>-interval-pixels.pt`).
 SHIPPED_FOLDER = Path(__file__).resolve().parent / "checkpoints"
+SHIPPED_SUFFIXES = ("", "-pixels", "-interval", "-interval-pixels")
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
@@ -165,6 +167,12 @@ def shipped_checkpoint_names() -> list[str]:
     """The names of the shipped pretrained checkpoints (what `--agent NAME` of evaluate, render and
     counter accepts), sorted."""
     return sorted(path.stem for path in SHIPPED_FOLDER.glob("*.pt"))
+
+
+def shipped_checkpoints_of(agent: str) -> list[str]:
+    """The shipped checkpoints of `agent` (its name with one of `SHIPPED_SUFFIXES`), sorted."""
+    names = {f"{agent}{suffix}" for suffix in SHIPPED_SUFFIXES}
+    return [name for name in shipped_checkpoint_names() if name in names]
 
 
 def shipped_checkpoint(name: str) -> Path:

@@ -108,12 +108,11 @@ def evaluate(run: TrainingRun) -> None:
 def agents_table() -> str:
     """A table of the agents: name, shipped checkpoints, one-line description."""
     from nalu_rl.agents import describe_agents
-    from nalu_rl.checkpoint import shipped_checkpoint_names
+    from nalu_rl.checkpoint import shipped_checkpoints_of
 
-    shipped = shipped_checkpoint_names()
     rows = []
     for name, description in describe_agents().items():
-        checkpoints = [entry for entry in shipped if entry == name or entry.startswith(f"{name}-pixels")]
+        checkpoints = shipped_checkpoints_of(name)
         rows.append((name, ", ".join(checkpoints) or "-", description))
     name_width = max(len(row[0]) for row in rows)
     shipped_width = max(len("shipped (--agent of evaluate/render)"), *(len(row[1]) for row in rows))

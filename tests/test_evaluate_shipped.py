@@ -23,6 +23,7 @@ def test_checkpoints_are_shipped_inside_the_package():
 def test_shipped_checkpoints_load_with_weights_only(path):
     model, config = load_agent(path)  # torch.load(..., weights_only=True) inside
     # <agent>.pt on symbolic TimeTrack; -interval names IntervalTiming, -pixels the pixel observations
+    # (checkpoint.SHIPPED_SUFFIXES)
     task = {"nalu_rl/TimeTrack-v0": "", "nalu_rl/IntervalTiming-v0": "-interval"}[
         config.get("env_id", "nalu_rl/TimeTrack-v0")
     ]

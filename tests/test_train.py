@@ -363,6 +363,7 @@ def test_list_agents_prints_every_agent_with_its_shipped_checkpoints(capsys) -> 
     rows = {line.split()[0]: line for line in lines[1:]}
     assert set(rows) == set(agent_names())
     assert "nac-pixels" in rows["nac"] and "lstm-pixels" in rows["lstm"]
+    assert "learned-count-interval-pixels" in rows["learned-count"]
     assert rows["nac-paper"].split()[1] == "-"  # nothing shipped for it
 
 
