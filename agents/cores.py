@@ -411,6 +411,9 @@ class EventCounterCore(CounterCore):
             self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
+        # Read by `prepare` for the steps of one sequence (see there).
+        self._phase_weights: tuple[Tensor, Tensor] = ()
+        self._count_weight: Tensor | None = None
 
     @property
     def output_size(self) -> int:
@@ -442,6 +445,11 @@ class EventCounterCore(CounterCore):
             for gate in (self.phase_gate, self.event_gate)
         ]
         stimulus = sequence["stimulus"] if self.stimulus_width else x[..., :0]
+        # The weights that every step applies, read once here rather than at each step.
+        self._phase_weights = tuple(
+            gate.linear.weight[:, width:].T for gate in (self.phase_gate, self.event_gate)
+        )
+        self._count_weight = self.counter_unit.weight if self.counter_unit.is_linear else None
         return torch.cat([stimulus, *from_x], -1).unbind(0)
 
     @run_in_float32
@@ -457,10 +465,14 @@ class EventCounterCore(CounterCore):
         stimulus, phase_from_x, event_from_x = prepared.split(
             [self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
         )
-        width = self.gate_input_width
-        phase = self.phase_gate.events(phase_from_x + phase @ self.phase_gate.linear.weight[:, width:].T)
-        events = self.event_gate.events(event_from_x + phase @ self.event_gate.linear.weight[:, width:].T)
-        count = count + self.counter_unit(torch.cat([stimulus, events, 1.0 - events], -1))
+        phase_to_phase, phase_to_events = self._phase_weights
+        phase = self.phase_gate.events(phase_from_x + phase @ phase_to_phase)
+        events = self.event_gate.events(event_from_x + phase @ phase_to_events)
+        counted = torch.cat([stimulus, events, 1.0 - events], -1)
+        if self._count_weight is None:
+            count = count + self.counter_unit(counted)
+        else:
+            count = count + nn.functional.linear(counted, self._count_weight)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
 

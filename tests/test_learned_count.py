@@ -16,7 +16,14 @@ import torch
 from nalu_rl.agents import make_agent
 from nalu_rl.agents.cores import EventCounterCore
 from nalu_rl.envs import IntervalTimingEnv
-from nalu_rl.units import BinaryGate, SnappedNAU, snap_to_integers, straight_through_step
+from nalu_rl.units import (
+    ARITHMETIC_UNITS,
+    BinaryGate,
+    SnappedNAU,
+    register_unit,
+    snap_to_integers,
+    straight_through_step,
+)
 
 
 def test_a_binary_gate_is_exactly_zero_or_one_at_any_scale_with_the_sigmoids_gradient() -> None:
@@ -40,6 +47,38 @@ def test_the_gates_margin_regularizer_is_zero_only_when_every_pre_activation_cle
         gate.linear.bias.copy_(torch.tensor([2.0, -1.5]))
     gate(torch.randn(4, 3))
     assert gate.regularizer().item() == 0.0
+
+
+def test_the_gates_margin_regularizer_over_steps_of_different_batches_is_the_mean_of_their_means() -> None:
+    gate = BinaryGate(1, 1, margin=1.0)
+    with torch.no_grad():
+        gate.linear.weight.fill_(1.0)
+        gate.linear.bias.zero_()
+    gate(torch.tensor([[0.5], [2.0]]))  # shortfalls 0.5, 0: mean 0.25
+    gate(torch.tensor([[0.0]]))  # shortfall 1
+    assert gate.regularizer().item() == (0.25 + 1.0) / 2
+
+
+def test_the_event_counter_applies_a_units_own_forward_pass_where_it_is_not_linear() -> None:
+    class Doubled(SnappedNAU):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    register_unit("doubled-snap-nau", Doubled)
+    try:
+        space = IntervalTimingEnv(obs_mode="symbolic").observation_space
+        torch.manual_seed(0)
+        plain = make_agent("learned-count", space)
+        torch.manual_seed(0)
+        doubled = make_agent("learned-count", space, unit="doubled-snap-nau")
+        doubled.load_state_dict(plain.state_dict())
+        counts = [
+            _play_interval_timing(model, delay=5, steps=12)["output"][:, 0] for model in (plain, doubled)
+        ]
+    finally:
+        del ARITHMETIC_UNITS["doubled-snap-nau"]
+    assert counts[0].abs().sum() > 0
+    assert torch.equal(counts[1], 2 * counts[0])
 
 
 def test_snapped_weights_are_exact_integers_near_one_and_zero_and_pass_the_gradient() -> None:

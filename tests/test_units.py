@@ -21,7 +21,7 @@ from nalu_rl import (
     sparsity_regularizer,
     total_regularizer,
 )
-from nalu_rl.units import ArithmeticUnit, ClampedUnit
+from nalu_rl.units import ArithmeticUnit, ClampedUnit, SignedNAU, SnappedNAU
 from nalu_rl.units.nau import init_bound
 
 IN_FEATURES = 100
@@ -319,3 +319,15 @@ def test_signed_nau_regulariser_pulls_each_weight_to_plus_or_minus_one_keeping_i
     with torch.no_grad():
         unit.W.copy_(torch.tensor([[1.0, -1.0]]))
     assert float(unit.regularizer().detach()) == 0.0
+
+
+def test_a_unit_is_linear_only_while_its_forward_is_the_linear_one() -> None:
+    """A core may read a linear unit's weight once per sequence; a subclass that changes the forward
+    pass must not be read that way."""
+
+    class Doubled(NAC):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    assert all(unit(3, 2).is_linear for unit in (NAC, NAU, SignedNAU, SnappedNAU))
+    assert not any(unit(3, 2).is_linear for unit in (NALU, NMU, Doubled))

@@ -44,6 +44,12 @@ class ArithmeticUnit(nn.Module):
         """The effective weight W [out, in] of the forward pass."""
         raise NotImplementedError
 
+    @property
+    def is_linear(self) -> bool:
+        """True where forward(x) is x @ weight.T: the class's forward is `linear_forward`, not overridden.
+        A caller that applies the unit at many steps of one sequence may then read `weight` once."""
+        return type(self).forward is linear_forward
+
     def regularizer(self) -> Tensor:
         """Zero: this unit has no regulariser (kept for a uniform interface across units)."""
         return next(self.parameters()).new_zeros(())
@@ -56,6 +62,11 @@ class ArithmeticUnit(nn.Module):
         sizes = f"in_features={self.in_features}, out_features={self.out_features}"
         options = self.extra_options()
         return f"{sizes}, {options}" if options else sizes
+
+
+def linear_forward(unit: ArithmeticUnit, x: Tensor) -> Tensor:
+    """x [..., in] -> x @ unit.weight.T [..., out]: the forward pass of a unit that is linear in x."""
+    return nn.functional.linear(x, unit.weight)
 
 
 def _as_float32(value: Any) -> Any:

@@ -55,7 +55,7 @@ class BinaryGate(nn.Module):
         self.margin = margin
         self.initial_bias = initial_bias
         self.linear = nn.Linear(in_features, out_features)
-        self._margin_terms: list[Tensor] = []
+        self._pre_activations: list[Tensor] = []
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -70,7 +70,7 @@ class BinaryGate(nn.Module):
     def events(self, pre_activation: Tensor) -> Tensor:
         """The events of pre-activations z: step(z), exactly 0 or 1; remembered for the regulariser."""
         if self.training and torch.is_grad_enabled():
-            self._margin_terms.append(torch.relu(self.margin - pre_activation.abs()).mean())
+            self._pre_activations.append(pre_activation)
         return straight_through_step(pre_activation)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -79,13 +79,19 @@ class BinaryGate(nn.Module):
 
     def forget_pre_activations(self) -> None:
         """Drop the pre-activations kept for the regulariser (a core calls this as a sequence starts)."""
-        self._margin_terms = []
+        self._pre_activations = []
 
     def regularizer(self) -> Tensor:
         """The mean margin shortfall of the pre-activations of the last training sequence (zero when none)."""
-        if not self._margin_terms:
+        if not self._pre_activations:
             return self.linear.weight.new_zeros(())
-        return torch.stack(self._margin_terms).mean()
+        if len({z.shape for z in self._pre_activations}) == 1:  # the steps of one sequence: one call
+            return self._margin_shortfall(torch.stack(self._pre_activations))
+        return torch.stack([self._margin_shortfall(z) for z in self._pre_activations]).mean()
+
+    def _margin_shortfall(self, pre_activation: Tensor) -> Tensor:
+        """mean(relu(margin - |z|))."""
+        return torch.relu(self.margin - pre_activation.abs()).mean()
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, margin={self.margin}"

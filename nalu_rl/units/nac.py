@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.base import ArithmeticUnit, linear_forward
 
 # The multiplicative path works in log space; its exponent is clamped to this magnitude so that m
 # stays finite (|m| <= e^30 ~ 1.07e13, whose square still fits in float32) for any finite input.
@@ -41,9 +41,7 @@ class NAC(ArithmeticUnit):
         """The effective weight W [out, in], recomputed from W_hat and M_hat at every access."""
         return nac_weight(self.W_hat, self.M_hat)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """x [..., in] -> x @ W.T [..., out]."""
-        return nn.functional.linear(x, self.weight)
+    forward = linear_forward  # x [..., in] -> x @ W.T [..., out]
 
 
 class NALU(ArithmeticUnit):

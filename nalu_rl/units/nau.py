@@ -20,7 +20,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.units.base import ArithmeticUnit
+from nalu_rl.units.base import ArithmeticUnit, linear_forward
 
 
 def sparsity_regularizer(weight: Tensor) -> Tensor:
@@ -84,9 +84,7 @@ class NAU(ClampedUnit):
         bound = init_bound(self.in_features, self.out_features)
         nn.init.uniform_(self.W, -bound, bound)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """x [..., in] -> x @ W.T [..., out]."""
-        return nn.functional.linear(x, self.weight)
+    forward = linear_forward  # x [..., in] -> x @ W.T [..., out]
 
 
 class SignedNAU(NAU):
