@@ -26,7 +26,7 @@ from torch import Tensor, nn
 
 from nalu_rl.agents.registry import register_core
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
-from nalu_rl.units import BinaryGate, RecurrentUnit, make_unit, run_in_float32
+from nalu_rl.units import BinaryGate, GridSnap, RecurrentUnit, make_unit, run_in_float32
 
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
 CORE_SIGNALS = (MEMORY_SIGNAL, COUNT_SIGNAL)
@@ -379,9 +379,13 @@ class EventCounterCore(CounterCore):
     stimulus (absent where the observation has none):
       phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   PHASE_BITS bits: a finite-state memory
       events  e_t = step(W_e [x_t, p_t] + b_e)       EVENTS bits, each exactly 0 or 1
-      count   m_t = m_{t-1} + U([s_t, e_t, 1 - e_t]) U the wiring's unit (size units, no decay)
+      count   m_t = m_{t-1} + snap(U([s_t, e_t, 1 - e_t]))   U the wiring's unit (size units, no decay)
     and it produces "count" = [m_t, e_t, p_t]. The steps are `BinaryGate`s (straight-through), so with
-    U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. Each
+    U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. `snap`
+    (`GridSnap`) uses an increment within INCREMENT_TOLERANCE of a multiple of INCREMENT_GRID as
+    exactly that, and its regulariser pulls the increments there: a count of +-1/2 per step (what
+    the NAU finds for "light up, dark down" from the light and a constant, its weights being at most
+    1) is then exact too. Each
     event comes with its complement, so one learned distinction (light or dark, cue or none) gives
     the count both a step up and a step down. The phase holds what the current frame does not show
     (which part of a task it is in), yet, being a few bits driven by the frame, it cannot count
@@ -393,6 +397,8 @@ class EventCounterCore(CounterCore):
     EVENTS = 2
     PHASE_BITS = 2
     EVENT_BIAS = 1.0
+    INCREMENT_GRID = 0.5
+    INCREMENT_TOLERANCE = 0.05
 
     def __init__(
         self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
@@ -411,6 +417,7 @@ class EventCounterCore(CounterCore):
             self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
+        self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE)
         # Read by `prepare` for the steps of one sequence (see there).
         self._phase_weights: tuple[Tensor, Tensor] = ()
         self._count_weight: Tensor | None = None
@@ -434,6 +441,7 @@ class EventCounterCore(CounterCore):
         """Per step, [raw stimulus, the gates' pre-activations from x_t]: one [B, ...] tensor per step."""
         for gate in (self.phase_gate, self.event_gate):
             gate.forget_pre_activations()
+        self.increment_snap.forget_values()
         # The gates read the stimulus saturated, so a T of 1000 looks to them like one of 5.
         x = torch.cat(
             [_saturated(name, sequence[name]) for name in self.inputs],
@@ -470,9 +478,10 @@ class EventCounterCore(CounterCore):
         events = self.event_gate.events(event_from_x + phase @ phase_to_events)
         counted = torch.cat([stimulus, events, 1.0 - events], -1)
         if self._count_weight is None:
-            count = count + self.counter_unit(counted)
+            increment = self.counter_unit(counted)
         else:
-            count = count + nn.functional.linear(counted, self._count_weight)
+            increment = nn.functional.linear(counted, self._count_weight)
+        count = count + self.increment_snap(increment)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+import pytest
 import torch
 
 from nalu_rl.agents import make_agent
@@ -19,6 +20,7 @@ from nalu_rl.envs import IntervalTimingEnv
 from nalu_rl.units import (
     ARITHMETIC_UNITS,
     BinaryGate,
+    GridSnap,
     SnappedNAU,
     register_unit,
     snap_to_integers,
@@ -94,6 +96,32 @@ def test_snapped_weights_are_exact_integers_near_one_and_zero_and_pass_the_gradi
     x = torch.tensor([[1000.0, 12345.0]])
     assert unit(x).item() == 1000.0
     assert unit.regularizer().item() > 0  # the raw weights, not the snapped ones
+
+
+def test_increments_near_a_multiple_of_one_half_count_as_exactly_that_and_are_pulled_there() -> None:
+    snap = GridSnap(step=0.5, tolerance=0.05)
+    raw = torch.tensor([0.4983, -0.5017, 0.96, 0.3, -0.04, 999.02], requires_grad=True)
+    snapped = snap(raw)
+    assert snapped.tolist() == [0.5, -0.5, 1.0, pytest.approx(0.3), 0.0, 999.0]
+    snapped.sum().backward()
+    assert raw.grad.tolist() == [1.0] * 6  # straight-through
+    # The regulariser: the mean distance to the grid, whose gradient moves each value towards it.
+    distance = snap.regularizer()
+    assert distance.item() == pytest.approx((0.0017 + 0.0017 + 0.04 + 0.2 + 0.04 + 0.02) / 6, abs=1e-4)
+    raw.grad = None
+    distance.backward()
+    stepped = raw.detach() - 1e-3 * raw.grad  # one small step of gradient descent
+    nearest = torch.tensor([0.5, -0.5, 1.0, 0.5, 0.0, 999.0])
+    assert ((stepped - nearest).abs() < (raw.detach() - nearest).abs()).all()
+    # A count of a light and a dark at +-0.4983 / 0.5017 a step is off by 3.4 after 1000 steps of each;
+    # snapped, it is back at exactly zero.
+    light, dark = torch.full((1000,), 0.4983), torch.full((1000,), -0.5017)
+    assert torch.cat([light, dark]).sum().abs() > 3
+    assert snap(torch.cat([light, dark])).sum().item() == 0.0
+    snap.forget_values()
+    assert snap.regularizer().item() == 0.0
+    with pytest.raises(ValueError, match="tolerance"):
+        GridSnap(step=0.5, tolerance=0.25)
 
 
 def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dict[str, torch.Tensor]:

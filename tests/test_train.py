@@ -436,7 +436,7 @@ def test_the_default_agent_trains_with_the_options_of_its_measured_runs() -> Non
     assert config.agent == "learned-count" and not given
     for name, value in agent_training_defaults("learned-count").items():
         assert getattr(config, name) == value
-    assert config.unit_lr_scale == 10.0 and config.regularizer_gate_success == 0.5
+    assert config.unit_lr_scale == 10.0 and config.regularizer_gate_success == 0.25
 
 
 def test_options_given_on_the_command_line_win_over_the_agents_defaults() -> None:

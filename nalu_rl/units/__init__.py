@@ -4,8 +4,9 @@ base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser 
               run_in_float32, for what must stay exact under reduced precision
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, SnappedNAU,
-              sparsity_regularizer, regularizer_scale, snap_to_integers
+              sparsity_regularizer, regularizer_scale, snap_to_integers, snap_to_grid
 gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
+grid.py       GridSnap: values near a grid used as exactly the grid's, and its pull towards the grid
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit, total_regularizer,
               clamp_unit_weights_
@@ -13,6 +14,7 @@ registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit,
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
 from nalu_rl.units.gate import BinaryGate, straight_through_step
+from nalu_rl.units.grid import GridSnap
 from nalu_rl.units.nac import NAC, NALU, nac_weight
 from nalu_rl.units.nau import (
     NAU,
@@ -21,6 +23,7 @@ from nalu_rl.units.nau import (
     SignedNAU,
     SnappedNAU,
     regularizer_scale,
+    snap_to_grid,
     snap_to_integers,
     sparsity_regularizer,
 )
@@ -43,6 +46,7 @@ __all__ = [
     "ArithmeticUnit",
     "BinaryGate",
     "ClampedUnit",
+    "GridSnap",
     "RecurrentUnit",
     "SignedNAU",
     "SnappedNAU",
@@ -52,6 +56,7 @@ __all__ = [
     "register_unit",
     "regularizer_scale",
     "run_in_float32",
+    "snap_to_grid",
     "snap_to_integers",
     "sparsity_regularizer",
     "straight_through_step",

@@ -101,13 +101,25 @@ class SignedNAU(NAU):
         return (1 - self.weight.abs()).mean()
 
 
+def snap_to_grid(value: Tensor, step: float, tolerance: float) -> Tensor:
+    """`value` with each entry within `tolerance` of a multiple of `step` replaced by exactly that
+    multiple in the forward pass; the gradient passes to the raw value unchanged (straight-through).
+    With `step` a power of two the multiples, and sums of them, are exact in floating point."""
+    nearest = nearest_on_grid(value.detach(), step)
+    near = (value.detach() - nearest).abs() <= tolerance
+    # nearest + (v - v) is nearest exactly, yet its gradient with respect to v is 1.
+    return torch.where(near, nearest + (value - value.detach()), value)
+
+
+def nearest_on_grid(value: Tensor, step: float) -> Tensor:
+    """The multiple of `step` nearest to each entry of `value`."""
+    return (value / step).round() * step
+
+
 def snap_to_integers(weight: Tensor, tolerance: float) -> Tensor:
     """`weight` with each entry within `tolerance` of an integer replaced by exactly that integer in
     the forward pass; the gradient passes to the raw weight unchanged (straight-through)."""
-    nearest = weight.detach().round()
-    near = (weight.detach() - nearest).abs() <= tolerance
-    # nearest + (w - w) is nearest exactly, yet its gradient with respect to w is 1.
-    return torch.where(near, nearest + (weight - weight.detach()), weight)
+    return snap_to_grid(weight, 1.0, tolerance)
 
 
 class SnappedNAU(NAU):

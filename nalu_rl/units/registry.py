@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from nalu_rl.units.base import ArithmeticUnit
 from nalu_rl.units.gate import BinaryGate
+from nalu_rl.units.grid import GridSnap
 from nalu_rl.units.nac import NAC, NALU
 from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, SnappedNAU
 
@@ -65,10 +66,12 @@ def make_unit(
 
 
 def total_regularizer(model: nn.Module) -> Tensor:
-    """The sum of `regularizer()` over every arithmetic unit and binary gate inside `model` (0 when
-    there is none)."""
+    """The sum of `regularizer()` over every arithmetic unit, binary gate and grid snap inside `model`
+    (0 when there is none)."""
     terms = [
-        module.regularizer() for module in model.modules() if isinstance(module, (ArithmeticUnit, BinaryGate))
+        module.regularizer()
+        for module in model.modules()
+        if isinstance(module, (ArithmeticUnit, BinaryGate, GridSnap))
     ]
     if not terms:
         parameter = next(model.parameters(), None)

@@ -1,0 +1,55 @@
+"""GridSnap: values near a grid used as exactly the grid's values, and a regulariser pulling them there.
+
+A count that adds an increment per step is exact at any length only if its increments are exact. An
+increment learned to within 0.002 of 1/2 (a count of light and dark at half a step each) drifts by a
+whole step within 250 steps. GridSnap uses each value within `tolerance` of a multiple of `step` as
+exactly that multiple in the forward pass (straight-through: the gradient passes unchanged), and its
+regulariser, the mean distance of the values seen in training to the nearest multiple, pulls the
+others towards the grid, as the NAU's regulariser pulls weights to -1, 0 or +1.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from nalu_rl.units.nau import nearest_on_grid, snap_to_grid
+
+
+class GridSnap(nn.Module):
+    """[...] -> [...]: each value within `tolerance` of a multiple of `step` snapped onto it."""
+
+    def __init__(self, step: float = 0.5, tolerance: float = 0.05) -> None:
+        super().__init__()
+        if not step > 0:
+            raise ValueError(f"step must be > 0, got {step}")
+        if not 0 <= tolerance < step / 2:
+            raise ValueError(f"tolerance must be in [0, step / 2), got {tolerance} for a step of {step}")
+        self.step = step
+        self.tolerance = tolerance
+        self._values: list[Tensor] = []
+        # Follows the module's device, so that a regulariser with no values is a zero on it.
+        self.register_buffer("_zero", torch.zeros(()), persistent=False)
+
+    def forward(self, value: Tensor) -> Tensor:
+        """`value` snapped onto the grid where within the tolerance; remembered for the regulariser."""
+        if self.training and torch.is_grad_enabled():
+            self._values.append(value)
+        return snap_to_grid(value, self.step, self.tolerance)
+
+    def forget_values(self) -> None:
+        """Drop the values kept for the regulariser (a core calls this as a sequence starts)."""
+        self._values = []
+
+    def regularizer(self) -> Tensor:
+        """The mean distance to the nearest multiple of `step` of the values of the last training
+        sequence (zero when none); its gradient moves each value towards that multiple."""
+        if not self._values:
+            return self._zero.clone()
+        distances = [(value - nearest_on_grid(value.detach(), self.step)).abs() for value in self._values]
+        if len({distance.shape for distance in distances}) == 1:
+            return torch.stack(distances).mean()
+        return torch.stack([distance.mean() for distance in distances]).mean()
+
+    def extra_repr(self) -> str:
+        return f"step={self.step}, tolerance={self.tolerance}"
