@@ -255,3 +255,23 @@ def test_the_shipped_learned_count_counts_the_time_left_with_events_of_exactly_0
     count = trace.views["learned_count"][:, 0]
     time_left = trace.time_left() - 1.0  # T - t - 1
     assert np.array_equal(count, time_left) or np.array_equal(count, -time_left)
+
+
+def test_the_shipped_interval_timing_learned_count_counts_light_up_and_dark_down_exactly_to_T_1000() -> None:
+    """The shipped `learned-count-interval` (IntervalTiming, symbolic), played at T = 1000: every event
+    is exactly 0 or 1, and its count is c * (light steps - dark steps so far) with c = +-1/2 or +-1 at
+    every one of the 2000 steps, so it is c * (2T - t - 1) through the dark half and zero at the due
+    time's last step."""
+    from nalu_rl.checkpoint import load_agent, shipped_checkpoint
+    from nalu_rl.state_probe import record_state_traces
+
+    model, config = load_agent(shipped_checkpoint("learned-count-interval"))
+    assert config["env_id"] == "nalu_rl/IntervalTiming-v0" and config["agent"] == "learned-count"
+    delay = 1000
+    (trace,) = record_state_traces(model, config, [delay], episodes=1)
+    events = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
+    assert trace.steps >= 2 * delay and np.isin(events, (0.0, 1.0)).all()
+    count = trace.views["learned_count"][: 2 * delay, 0]
+    t = np.arange(2 * delay)
+    light_minus_dark = np.where(t < delay, t + 1, 2 * delay - t - 1).astype(np.float32)
+    assert any(np.array_equal(count, scale * light_minus_dark) for scale in (0.5, -0.5, 1.0, -1.0))
