@@ -71,6 +71,16 @@ def write_curve(path: Path, rows: list[dict[str, float]]) -> None:
         writer.writerows(rows)
 
 
+class RunFailed(Exception):
+    """A run of the race ended with an error; the message names the system and its last line."""
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of `text` (a command's one-line error, or a traceback's exception)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
 def child_environment(env: RaceEnv) -> dict[str, str]:
     """The environment of a run's process: the env's module folder on PYTHONPATH, two CPU threads."""
     environment = dict(os.environ)
@@ -95,7 +105,8 @@ def run_nalu_rl(
         started = time.time()
         finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
         if finished.returncode != 0:
-            raise RuntimeError(f"nalu_rl.train failed:\n{finished.stderr[-2000:]}")
+            error = last_line(finished.stderr)
+            raise RunFailed(f"nalu_rl.train failed (exit {finished.returncode}): {error}")
         accumulator = EventAccumulator(folder, size_guidance={"scalars": 0})
         accumulator.Reload()
         episodes = {int(event.step): event.value for event in accumulator.Scalars("charts/episodes")}
@@ -190,7 +201,7 @@ def run_recurrent_ppo(env: RaceEnv, seed: int, budget_s: float) -> list[dict[str
     ]
     finished = subprocess.run(command, env=child_environment(env), capture_output=True, text=True)
     if finished.returncode != 0:
-        raise RuntimeError(f"RecurrentPPO failed:\n{finished.stderr[-2000:]}")
+        raise RunFailed(f"RecurrentPPO failed (exit {finished.returncode}): {last_line(finished.stderr)}")
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
 
@@ -303,7 +314,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name} {system} seed {seed}: kept {target}", flush=True)
                     continue
                 started = time.time()
-                rows = runners[system](PANEL[name], seed, arguments.budget_s)
+                try:
+                    rows = runners[system](PANEL[name], seed, arguments.budget_s)
+                except RunFailed as error:
+                    print(f"race_recurrent_ppo.py: {name} seed {seed}: {error}", file=sys.stderr)
+                    return 1
                 write_curve(target, rows)
                 last = rows[-1] if rows else {}
                 print(
