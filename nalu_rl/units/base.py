@@ -69,6 +69,15 @@ def linear_forward(unit: ArithmeticUnit, x: Tensor) -> Tensor:
     return nn.functional.linear(x, unit.weight)
 
 
+def mean_over_steps(steps: list[Tensor], measure: Callable[[Tensor], Tensor]) -> Tensor:
+    """The mean over `steps` of mean(measure(step)): one call of `measure` on the stacked steps where
+    they share a shape (the steps of one sequence), else one call per step. For a regulariser of the
+    values a module saw at each step of a training sequence."""
+    if len({step.shape for step in steps}) == 1:
+        return measure(torch.stack(steps)).mean()
+    return torch.stack([measure(step).mean() for step in steps]).mean()
+
+
 def _as_float32(value: Any) -> Any:
     """`value` with its floating-point tensors (also inside tuples, lists and dicts) in float32."""
     if isinstance(value, torch.Tensor):

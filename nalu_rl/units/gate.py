@@ -16,6 +16,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from nalu_rl.units.base import mean_over_steps
+
 
 class _StraightThroughStep(torch.autograd.Function):
     """step(z) forward, the sigmoid's derivative backward."""
@@ -85,13 +87,11 @@ class BinaryGate(nn.Module):
         """The mean margin shortfall of the pre-activations of the last training sequence (zero when none)."""
         if not self._pre_activations:
             return self.linear.weight.new_zeros(())
-        if len({z.shape for z in self._pre_activations}) == 1:  # the steps of one sequence: one call
-            return self._margin_shortfall(torch.stack(self._pre_activations))
-        return torch.stack([self._margin_shortfall(z) for z in self._pre_activations]).mean()
+        return mean_over_steps(self._pre_activations, self._margin_shortfall)
 
     def _margin_shortfall(self, pre_activation: Tensor) -> Tensor:
-        """mean(relu(margin - |z|))."""
-        return torch.relu(self.margin - pre_activation.abs()).mean()
+        """relu(margin - |z|), elementwise."""
+        return torch.relu(self.margin - pre_activation.abs())
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, margin={self.margin}"

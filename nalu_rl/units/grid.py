@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from nalu_rl.units.base import mean_over_steps
 from nalu_rl.units.nau import nearest_on_grid, snap_to_grid
 
 
@@ -46,10 +47,11 @@ class GridSnap(nn.Module):
         sequence (zero when none); its gradient moves each value towards that multiple."""
         if not self._values:
             return self._zero.clone()
-        distances = [(value - nearest_on_grid(value.detach(), self.step)).abs() for value in self._values]
-        if len({distance.shape for distance in distances}) == 1:
-            return torch.stack(distances).mean()
-        return torch.stack([distance.mean() for distance in distances]).mean()
+        return mean_over_steps(self._values, self._distance_to_grid)
+
+    def _distance_to_grid(self, value: Tensor) -> Tensor:
+        """|value - the nearest multiple of `step`|, elementwise (the multiple held constant)."""
+        return (value - nearest_on_grid(value.detach(), self.step)).abs()
 
     def extra_repr(self) -> str:
         return f"step={self.step}, tolerance={self.tolerance}"
