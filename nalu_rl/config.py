@@ -177,7 +177,12 @@ class Config:
         1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
     )
     gamma: float = _option(0.99, "discount factor")
-    entropy_coef: float = _option(0.01, "weight of the entropy bonus")
+    entropy_coef: float = _option(0.01, "weight of the entropy bonus (its first, with --entropy-coef-final)")
+    entropy_coef_final: float | None = _option(
+        None,
+        "weight of the entropy bonus at the end of --total-steps, reached linearly from --entropy-coef "
+        "(none: the weight stays --entropy-coef); a sampled policy ends sharper",
+    )
     value_coef: float = _option(0.5, "weight of the value loss")
     max_grad_norm: float = _option(0.5, "gradient norm clip")
     regularizer_weight: float = _option(
@@ -208,6 +213,14 @@ class Config:
     progress: bool = _option(True, "show a progress bar")
     logdir: str | None = _option(None, "run folder (default runs/<agent>-<obs>-<seed>-<time>)")
     resume: str | None = _option(None, "continue the run saved in this folder (its config is used)")
+
+    def entropy_coef_at(self, steps: int) -> float:
+        """The entropy bonus's weight after `steps` environment steps: --entropy-coef, or with
+        --entropy-coef-final the straight line from it at step 0 to that at --total-steps."""
+        if self.entropy_coef_final is None:
+            return self.entropy_coef
+        progress = min(max(steps / self.total_steps, 0.0), 1.0) if self.total_steps else 1.0
+        return self.entropy_coef + progress * (self.entropy_coef_final - self.entropy_coef)
 
     def env_kwargs(self) -> dict[str, Any]:
         """The keyword arguments the run's environment is built with: the task options it takes (for
@@ -482,6 +495,10 @@ def validate(config: Config) -> None:
     for name in ("ppo_epochs", "ppo_minibatches"):
         if getattr(config, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(config, name)}")
+    for name in ("entropy_coef", "entropy_coef_final"):
+        value = getattr(config, name)
+        if value is not None and not 0.0 <= value < float("inf"):  # also rejects NaN
+            raise InputError(f"--{name.replace('_', '-')} must not be negative, got {value}")
     if not 0.0 <= config.gae_lambda <= 1.0:
         raise InputError(f"--gae-lambda must be in [0, 1], got {config.gae_lambda}")
     if not config.clip_coef > 0.0:

@@ -85,6 +85,7 @@ def test_config_round_trips_through_its_dict_and_names_the_env() -> None:
         (["--total-steps", "-5"], "--total-steps"),
         (["--actors", "many"], "--actors"),
         (["--delay-range", "9", "3"], "--delay-range"),
+        (["--entropy-coef-final", "-0.1"], "--entropy-coef-final"),
         (["--logdir", "/proc/no-such-dir/run"], "cannot write"),
         (["--resume", "/tmp/nalu_rl-no-such-run"], "checkpoint not found"),
         (
@@ -417,6 +418,22 @@ def test_regularizer_gate_holds_the_ramp_until_the_success_reaches_it(tmp_path: 
     assert ungated.regularizer_steps() == ungated.steps
     with pytest.raises(InputError, match="regularizer-gate-success"):
         validate(Config(regularizer_gate_success=1.5))
+
+
+def test_the_entropy_bonus_falls_on_a_straight_line_to_its_final_weight(tmp_path: Path) -> None:
+    schedule = Config(entropy_coef=0.02, entropy_coef_final=0.0, total_steps=1000)
+    assert [schedule.entropy_coef_at(steps) for steps in (0, 250, 1000, 5000)] == [0.02, 0.015, 0.0, 0.0]
+    assert Config(entropy_coef=0.02).entropy_coef_at(10**9) == 0.02  # no final weight: constant
+    # A run that stops at its (tiny) success target long before its budget: its last update used the
+    # line's weight at the steps counted by then.
+    argv = [*EASY, "--actors", "0", "--total-steps", "100000", "--target-fraction", "0.01"]
+    argv += ["--entropy-coef", "0.05"]
+    falling = train.run_training([*argv, "--entropy-coef-final", "0", "--logdir", str(tmp_path / "a")])
+    assert falling.steps < 100000
+    expected = 0.05 * (1 - falling.steps / 100000)
+    assert falling.last_metrics["loss/entropy_coef"] == pytest.approx(expected)
+    constant = train.run_training([*argv, "--logdir", str(tmp_path / "b")])
+    assert constant.last_metrics["loss/entropy_coef"] == 0.05
 
 
 def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:

@@ -96,7 +96,9 @@ def worker_process(
             batch = buffers.batch([0])
             # Updates so far (Adam's shared step count) stand in for the global step count.
             steps = int(optimizer_states[0].get("step", 0)) * config.unroll_length * num_envs
-            total, metrics = compute_loss(local_model, batch, config, steps)
+            total, metrics = compute_loss(
+                local_model, batch, config, steps, entropy_coef=config.entropy_coef_at(steps)
+            )
             applied = guarded_update(local_model, total, metrics, config.max_grad_norm, step_shared_model)
             ended = batch.outcome >= 0
             link.send(

@@ -86,6 +86,7 @@ def compute_loss(
     config: Any,
     steps: int = 0,
     targets: BatchTargets | None = None,
+    entropy_coef: float | None = None,
 ) -> tuple[Any, dict[str, float]]:
     """The loss of one batch under `config.algo` (the A3C loss, or PPO's clipped surrogate); returns
     the total loss and its parts as floats.
@@ -94,9 +95,12 @@ def compute_loss(
     computed from this forward pass (`batch_targets`). The discount is cut where an episode
     terminated, and steps whose action the env ignored (NEXT_STEP autoreset) are masked out of the
     loss. The arithmetic units' regulariser enters with the weight `regularizer_scale` gives it after
-    `steps` environment steps.
+    `steps` environment steps; the entropy bonus with the weight `entropy_coef` (by default
+    `config.entropy_coef`, the weight at the start of a run).
     """
     length = batch.actions.shape[0]
+    if entropy_coef is None:
+        entropy_coef = config.entropy_coef
     with autocast(config.precision, batch.actions.device):
         logits, values, _ = model(batch.obs, batch.episode_start, batch.initial_state)
     # The loss, the targets, values and log-probabilities in float32 whatever the precision.
@@ -123,7 +127,7 @@ def compute_loss(
             clip_coef=config.clip_coef,
             value_clip=config.value_clip,
             value_coef=config.value_coef,
-            entropy_coef=config.entropy_coef,
+            entropy_coef=entropy_coef,
             action_sizes=model.num_actions,
         )
     else:
@@ -135,7 +139,7 @@ def compute_loss(
             advantages,
             mask,
             value_coef=config.value_coef,
-            entropy_coef=config.entropy_coef,
+            entropy_coef=entropy_coef,
             action_sizes=model.num_actions,
         )
     regularizer = model.regularizer()
@@ -150,6 +154,7 @@ def compute_loss(
         "loss/entropy": float(terms.entropy.detach()),
         "loss/regularizer": float(torch.as_tensor(regularizer).detach()),
         "loss/regularizer_weight": regularizer_weight,
+        "loss/entropy_coef": entropy_coef,
         "loss/policy_log_ratio": float(masked_mean(log_ratio.abs(), mask)),
         # The scale of the policy gradient's signal before any normalisation, and of the value's targets.
         "loss/advantage_std": float(masked_std(targets.advantages, mask)),
@@ -215,23 +220,28 @@ class Learner:
         self.optimizer.step()
         clamp_unit_weights_(self.model)
 
-    def update(self, batch: RolloutBatch, steps: int = 0) -> dict[str, float] | None:
-        """Learn from `batch` after `steps` environment steps: one gradient step (A3C) or the PPO
-        epochs; None when a loss or gradient was NaN/inf (the update stops there)."""
+    def update(
+        self, batch: RolloutBatch, steps: int = 0, entropy_coef: float | None = None
+    ) -> dict[str, float] | None:
+        """Learn from `batch` after `steps` steps of the regulariser's ramp, with the entropy bonus's
+        weight `entropy_coef` (default the config's starting one): one gradient step (A3C) or the
+        PPO epochs; None when a loss or gradient was NaN/inf (the update stops there)."""
         self.model.train()
         if self.reward_normalizer is not None:
             self.reward_normalizer.update(batch.discounted_return[~batch.ignored])
             batch = dataclasses.replace(batch, rewards=self.reward_normalizer.normalize(batch.rewards))
         if self.config.algo == "ppo":
-            metrics = self._ppo_update(batch, steps)
+            metrics = self._ppo_update(batch, steps, entropy_coef)
         else:
-            total, metrics = compute_loss(self.model, batch, self.config, steps)
+            total, metrics = compute_loss(self.model, batch, self.config, steps, entropy_coef=entropy_coef)
             metrics = guarded_update(self.model, total, metrics, self.config.max_grad_norm, self._step)
         if metrics is not None and self.reward_normalizer is not None:
             metrics["loss/return_scale"] = self.reward_normalizer.scale
         return metrics
 
-    def _ppo_update(self, batch: RolloutBatch, steps: int) -> dict[str, float] | None:
+    def _ppo_update(
+        self, batch: RolloutBatch, steps: int, entropy_coef: float | None
+    ) -> dict[str, float] | None:
         config = self.config
         length, num_envs = batch.rewards.shape  # actions are [T, N, K] for MultiDiscrete actions
         with torch.no_grad(), autocast(config.precision, batch.actions.device):
@@ -245,7 +255,7 @@ class Learner:
         for _ in range(config.ppo_epochs):
             for envs in torch.randperm(num_envs).chunk(minibatches):
                 total, metrics = compute_loss(
-                    self.model, batch.columns(envs), config, steps, targets.columns(envs)
+                    self.model, batch.columns(envs), config, steps, targets.columns(envs), entropy_coef
                 )
                 applied = guarded_update(self.model, total, metrics, config.max_grad_norm, self._step)
                 if applied is None:
@@ -412,7 +422,9 @@ def learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Weig
     started = time.perf_counter()
     run.record_batch(batch)
     lags = weights.version - batch.policy_versions
-    metrics = learner.update(batch.to(run.device), run.regularizer_steps())
+    metrics = learner.update(
+        batch.to(run.device), run.regularizer_steps(), run.config.entropy_coef_at(run.steps)
+    )
     run.record_update(metrics)
     if metrics is not None:
         weights.publish(run.model)
