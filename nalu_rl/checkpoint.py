@@ -115,9 +115,7 @@ def upgrade_model_state(model: torch.nn.Module, state: dict[str, Any]) -> dict[s
     Keys the model has pass unchanged, so a current checkpoint comes back as it is.
     """
     current = model.state_dict().keys()
-    moved = {
-        key.split(".", 2)[2]: key for key in current if key.startswith("cores.") and key.count(".") >= 2
-    }
+    moved = {key.split(".", 2)[2]: key for key in current if key.startswith("cores.") and key.count(".") >= 2}
     return {(key if key in current else moved.get(key, key)): value for key, value in state.items()}
 
 

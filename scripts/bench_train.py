@@ -83,7 +83,6 @@ def learner_samples_per_second(
     return timed_updates(learner, batch, updates, device)
 
 
-
 def timed_updates(learner: Any, batch: Any, updates: int, device: str) -> float:
     """Samples/s of `updates` learner updates on one batch, after one untimed warm-up update."""
     learner.update(batch)
@@ -95,6 +94,7 @@ def timed_updates(learner: Any, batch: Any, updates: int, device: str) -> float:
     if device == "cuda":
         torch.cuda.synchronize()
     return updates * batch.num_steps / (time.perf_counter() - started)
+
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 

@@ -190,8 +190,6 @@ def train_device(run: TrainingRun, uniforms: Any = DeviceUniforms) -> None:
         record_unroll(run, batch)
         acted = time.perf_counter()
         run.add_busy_time("actor", acted - started)
-        run.record_update(
-            learner.update(batch, run.regularizer_steps(), config.entropy_coef_at(run.steps))
-        )
+        run.record_update(learner.update(batch, run.regularizer_steps(), config.entropy_coef_at(run.steps)))
         run.record_policy_lag(no_lag)
         run.add_busy_time("learner", time.perf_counter() - acted)
