@@ -114,7 +114,15 @@ SIGNED_COUNT_TRAINING = {
 # of 0.5. Its regulariser includes the pull of the count's increments towards multiples of 1/2
 # (`EventCounterCore`), which must act before the policy settles on a count whose up and down steps
 # differ (IntervalTiming: light +0.44, dark -0.56 a step; journal 2026-12-05, v9 to v13).
-LEARNED_COUNT_TRAINING = {**SIGNED_COUNT_TRAINING, "regularizer_gate_success": 0.25}
+# Its policy on IntervalTiming was still improving at 6M steps (0.87 -> 0.92 over the last 1.5M) and
+# lost most episodes it lost by sampling a wrong action (greedy: every episode a success), hence a
+# budget of 10M and an entropy bonus that falls to 0 over it (journal 2026-12-05, "The policy's level").
+LEARNED_COUNT_TRAINING = {
+    **SIGNED_COUNT_TRAINING,
+    "regularizer_gate_success": 0.25,
+    "total_steps": 10_000_000,
+    "entropy_coef_final": 0.0,
+}
 
 _AGENTS = (
     ("lstm", LSTM, "The paper's A3C baseline: LSTM(128) on [encoder, stimulus]; linear heads on h.", None),
