@@ -114,9 +114,11 @@ SIGNED_COUNT_TRAINING = {
 # of 0.5. Its regulariser includes the pull of the count's increments towards multiples of 1/2
 # (`EventCounterCore`), which must act before the policy settles on a count whose up and down steps
 # differ (IntervalTiming: light +0.44, dark -0.56 a step; journal 2026-12-05, v9 to v13).
-# Its policy on IntervalTiming was still improving at 6M steps (0.87 -> 0.92 over the last 1.5M) and
-# lost most episodes it lost by sampling a wrong action (greedy: every episode a success), hence a
-# budget of 10M and an entropy bonus that falls to 0 over it (journal 2026-12-05, "The policy's level").
+# Its IntervalTiming policy was still improving at 6M steps and lost most of the episodes it lost to
+# the spread of its sampled action (greedy, the shipped one won every episode), hence a budget of 10M
+# and an entropy bonus that falls to 0 over it (journal 2026-12-05, v14 and v15). With the bonus near
+# 0 a run can collapse and not recover (v15, seed 0, at 7.2M), so its results are those of best.pt,
+# the checkpoint at the run's best recent training success.
 LEARNED_COUNT_TRAINING = {
     **SIGNED_COUNT_TRAINING,
     "regularizer_gate_success": 0.25,

@@ -4,11 +4,12 @@
 # of SEEDS, symbolic observations, the protocol of the symbolic TimeTrack runs (a fixed budget of
 # STEPS steps, --target-fraction 2 so that no run stops early, --actors 0, CPU, fp32), every trial a
 # process of its own with one thread; then every seed evaluated at 200 episodes per T to T = 1000,
-# its CSV copied to DATA_DIR/<agent>/seed<k>.csv.
+# its CSV copied to DATA_DIR/<agent>/seed<k>.csv. The checkpoint evaluated is each run's CHECKPOINT
+# (default checkpoint.pt, the latest; best.pt, the one at the run's best recent training success).
 #
 #   bash scripts/interval_timing_runs.sh [RUNS_DIR] [DATA_DIR]
 #   (defaults runs/interval-timing and docs/data/interval-timing; ENV_ID, AGENTS, SEEDS, STEPS, PARALLEL,
-#   DEADLINE_S, PYTHON and EXTRA_OPTIONS, more train options such as "--import updown_count", from
+#   DEADLINE_S, PYTHON, CHECKPOINT and EXTRA_OPTIONS, more train options such as "--import updown_count", from
 #   the environment)
 #
 # A trial folder that already holds a checkpoint is resumed, so an interrupted experiment continues.
@@ -27,6 +28,7 @@ PARALLEL="${PARALLEL:-$(nproc)}"
 DEADLINE_S="${DEADLINE_S:-100000}"
 PYTHON="${PYTHON:-python}"
 EXTRA_OPTIONS="${EXTRA_OPTIONS:-}"
+CHECKPOINT="${CHECKPOINT:-checkpoint.pt}"
 DELAYS="1-40,50,60,70,80,90,100,200,500,1000"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1
 
@@ -47,7 +49,7 @@ train_one() {  # agent seed
 evaluate_one() {  # agent seed
   local folder="$RUNS_DIR/$1-seed$2"
   # These runs are this script's own, so their recorded --import modules are trusted.
-  "$PYTHON" -m nalu_rl.evaluate --checkpoint "$folder/checkpoint.pt" --trust-imports --delays "$DELAYS" --episodes 200 \
+  "$PYTHON" -m nalu_rl.evaluate --checkpoint "$folder/$CHECKPOINT" --trust-imports --delays "$DELAYS" --episodes 200 \
     --out "$folder/long" >"$folder/evaluate.log" 2>&1
   mkdir -p "$DATA_DIR/$1"
   cp "$folder/long/success_by_delay.csv" "$DATA_DIR/$1/seed$2.csv"

@@ -436,6 +436,33 @@ def test_the_entropy_bonus_falls_on_a_straight_line_to_its_final_weight(tmp_path
     assert constant.last_metrics["loss/entropy_coef"] == 0.05
 
 
+def test_best_pt_holds_the_model_at_the_best_recent_training_score_and_resume_keeps_it(
+    tmp_path: Path, capsys
+) -> None:
+    from nalu_rl.runtime import run as run_module
+
+    argv = [*EASY, "--actors", "0", "--total-steps", "6000", "--logdir", str(tmp_path)]
+    first = train.run_training(argv)
+    best = load_checkpoint(tmp_path / "best.pt")
+    assert first.best_score is not None and first.best_score >= first.window.success_rate()
+    assert best["best"] == {"score": first.best_score, "steps": first.best_steps}
+    assert best["steps"] == first.best_steps <= first.steps
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["best"] == best["best"]
+    assert f"best.pt: the best recent success, {first.best_score:.3f}" in capsys.readouterr().err
+    # A window that scores no better than the best leaves best.pt alone; a better one replaces it.
+    first.window.successes.clear()
+    first.window.successes.extend([False] * first.window.capacity)
+    assert not first.save_if_best()
+    first.window.successes.extend([True] * first.window.capacity)
+    assert first.save_if_best() and first.best_score == 1.0
+    assert load_checkpoint(tmp_path / "best.pt")["best"]["score"] == 1.0
+    # checkpoint.pt still records the earlier best; the resumed run takes best.pt's newer one.
+    resumed = train.run_training(["--resume", str(tmp_path), "--total-steps", "7000"])
+    assert resumed.best_score == 1.0
+    assert load_checkpoint(tmp_path / "best.pt")["best"]["score"] == 1.0
+    assert run_module.BEST_CHECKPOINT == "best.pt"
+
+
 def test_the_seed_fixes_the_initial_weights(tmp_path: Path) -> None:
     def initial_weights(seed: str, folder: str) -> dict[str, torch.Tensor]:
         config, given = parse_config([*EASY, "--seed", seed, "--logdir", str(tmp_path / folder)])

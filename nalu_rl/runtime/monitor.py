@@ -74,6 +74,13 @@ class EpisodeWindow:
         """Mean episode return in the window (0 when empty)."""
         return float(np.mean(self.returns)) if self.returns else 0.0
 
+    def score(self) -> float | None:
+        """What the run is judged by, as one number: the recent success on a timing task (or where
+        the env reports successes), else the recent mean return; None until the window is full."""
+        if not self.full:
+            return None
+        return self.success_rate() if self.reports_success else self.mean_return()
+
     def success_rate_by_delay(self) -> dict[int, float]:
         """Success rate of the window's episodes for each delay T seen."""
         delays = np.asarray(self.delays)

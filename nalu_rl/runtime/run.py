@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.checkpoint import build_model, save_checkpoint, upgrade_model_state
+from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint, upgrade_model_state
 from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError
@@ -31,6 +31,11 @@ from nalu_rl.runtime.normalization import RewardNormalizer
 from nalu_rl.runtime.rollout import RolloutBatch
 from nalu_rl.runtime.status import RunStatusFile
 from nalu_rl.units import ArithmeticUnit
+
+# Seconds between looks at whether the recent training score is the run's best (then best.pt is written).
+BEST_CHECK_INTERVAL_S = 10.0
+# The file of the run's model at its best recent training score (the latest is checkpoint.pt).
+BEST_CHECKPOINT = "best.pt"
 
 # Worker processes that may die in a row, with no step delivered in between, before the run gives up.
 MAX_RESTARTS_WITHOUT_PROGRESS = 10
@@ -163,8 +168,12 @@ class TrainingRun:
         random.seed(config.seed)
         # The running statistics of --return-norm are the run's: saved and resumed with it.
         self.reward_normalizer = RewardNormalizer() if config.return_norm else None
+        # The best recent training score so far (`EpisodeWindow.score`) and its step: what best.pt holds.
+        self.best_score: float | None = None
+        self.best_steps = 0
         if resume_payload is not None:
             self._restore(resume_payload)
+            self._restore_best(logdir / BEST_CHECKPOINT)
         self.window = EpisodeWindow(config.success_window, ceilings, config.target_fraction)
         self.counters = RunCounters()
         self.stop_rule = StopRule(config, logdir)
@@ -175,7 +184,7 @@ class TrainingRun:
         self.dashboard: Dashboard | None = None
         # Held while a checkpoint reads the model and optimizer (hogwild workers step under it).
         self.checkpoint_lock: Any = contextlib.nullcontext()
-        self.started = self.last_checkpoint = time.perf_counter()
+        self.started = self.last_checkpoint = self.last_best_check = time.perf_counter()
         self.first_batch_time: float | None = None
         self.first_batch_steps = 0
         self.log_book = LogBook(self.steps, self.busy_seconds)
@@ -197,6 +206,9 @@ class TrainingRun:
             if opened_at >= 0 or not self.config.regularizer_gate_success:
                 self.regularizer_opened_at = max(opened_at, 0)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
+            best = payload.get("best")
+            if best is not None:
+                self.best_score, self.best_steps = float(best["score"]), int(best["steps"])
             if self.reward_normalizer is not None and payload.get("reward_normalizer"):
                 self.reward_normalizer.load_state_dict(payload["reward_normalizer"])
             rng = payload["rng"]
@@ -208,6 +220,14 @@ class TrainingRun:
             raise CheckpointError(
                 f"cannot resume from this checkpoint: {type(error).__name__}: {error}"
             ) from None
+
+    def _restore_best(self, path: Path) -> None:
+        """Take best.pt's own record where it is newer than the checkpoint's (written after it)."""
+        if not path.exists():
+            return
+        best = load_checkpoint(path).get("best")
+        if best is not None and (self.best_score is None or float(best["score"]) > self.best_score):
+            self.best_score, self.best_steps = float(best["score"]), int(best["steps"])
 
     def checkpoint_payload(self) -> dict[str, Any]:
         """Everything needed to resume, loadable with weights_only=True."""
@@ -224,6 +244,7 @@ class TrainingRun:
             "regularizer_opened_at": -1 if self.regularizer_opened_at is None else self.regularizer_opened_at,
             "elapsed_seconds": self.elapsed_seconds(),
             "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
+            "best": None if self.best_score is None else {"score": self.best_score, "steps": self.best_steps},
             "rng": {
                 "torch": torch.get_rng_state(),
                 "numpy": json.dumps(self.rng.bit_generator.state),
@@ -238,6 +259,19 @@ class TrainingRun:
         save_checkpoint(self.logdir / "checkpoint.pt", payload)
         self.status_file.running(self.steps)
         self.last_checkpoint = time.perf_counter()
+
+    def save_if_best(self) -> bool:
+        """Write best.pt (the checkpoint, atomically) when the recent training score, a full window's,
+        is above every earlier one of the run; True when it did. A checkpoint chosen this way is
+        chosen by the training range alone."""
+        score = self.window.score()
+        if score is None or (self.best_score is not None and score <= self.best_score):
+            return False
+        self.best_score, self.best_steps = score, self.steps
+        with self.checkpoint_lock:
+            payload = self.checkpoint_payload()
+        save_checkpoint(self.logdir / BEST_CHECKPOINT, payload)
+        return True
 
     # -- what the runtimes report ------------------------------------------------------------
     def elapsed_seconds(self) -> float:
@@ -356,6 +390,9 @@ class TrainingRun:
                 self.log(now)
         if self.stop_rule.check(self.steps, self.counters, self.window):
             return True
+        if now - self.last_best_check >= BEST_CHECK_INTERVAL_S:
+            self.last_best_check = now
+            self.save_if_best()
         if now - self.last_checkpoint >= self.config.checkpoint_interval_s:
             self.save()
         return False

@@ -15,7 +15,7 @@ from nalu_rl.runtime.device import train_device
 from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
-from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run import BEST_CHECKPOINT, TrainingRun
 
 RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild, "device": train_device}
 
@@ -61,11 +61,18 @@ def train(run: TrainingRun) -> TrainingRun:
         finally:
             run.close()
             if run.failure is None:
+                run.save_if_best()
                 run.save()
                 report_stop_latency(run)
             run.log()
             run.status_file.ended(run, crash)
     restarts = run.counters.worker_restarts
+    if run.best_score is not None:
+        measure = "success" if run.window.reports_success else "return"
+        print(
+            f"{BEST_CHECKPOINT}: the best recent {measure}, {run.best_score:.3f}, at step {run.best_steps:,}",
+            file=sys.stderr,
+        )
     print(
         f"{run.stop_reason}; {run.steps:,} steps in {run.elapsed_seconds():.0f} s, "
         f"{final_headline(run)}, "
