@@ -103,7 +103,9 @@ class Config:
     )
     actors: int = _option(2, "actor (or hogwild worker) processes; 0 runs the learner runtime in one process")
     envs_per_actor: int = _option(
-        64, "environments stepped together by each actor (hogwild: per worker; device: times --actors)"
+        32,
+        "environments stepped together by each actor (device: times --actors; the project's agents on "
+        "a timing task: 64)",
     )
     hogwild_envs: int = _option(1, "environments per hogwild worker (the classic A3C uses 1)")
     unroll_length: int = _option(20, "environment steps per rollout (n of the n-step returns)")
@@ -164,7 +166,7 @@ class Config:
         "divide the rewards by the running standard deviation of the discounted return (SB3 "
         "VecNormalize's norm_reward); its statistics are saved in the checkpoint",
     )
-    ppo_epochs: int = _option(4, "PPO: passes over each batch")
+    ppo_epochs: int = _option(10, "PPO: passes over each batch")
     ppo_minibatches: int = _option(
         4, "PPO: minibatches per pass, each a set of whole env sequences re-run from their stored state"
     )
