@@ -3,11 +3,14 @@
 The choice uses training-range performance only: the run whose evaluation has the highest mean
 success rate over the delays of its own training range wins (on a tie, the first in name order).
 Extrapolation, the thing the checkpoints are meant to show, plays no part in it. The evaluation
-scored must be that of the run's `checkpoint.pt`, the file shipped.
+scored must be that of the run's `--checkpoint` file (default checkpoint.pt; best.pt for runs
+evaluated on their best recent training success), the file shipped.
 
     python scripts/ship_checkpoints.py runs/symbolic --agents nac lstm nau
     python scripts/ship_checkpoints.py runs/pixels --agents nac --suffix=-pixels   # -> nac-pixels.pt
     python scripts/ship_checkpoints.py runs/sweeps/NAME --agents signed-count --evaluation long
+    python scripts/ship_checkpoints.py runs/lc-best-interval --agents learned-count --suffix=-interval \
+        --evaluation long --checkpoint best.pt
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ def main() -> None:
         help="the run's evaluation to score: success_by_delay.csv in this subfolder of each run "
         "(default: the run folder's own)",
     )
+    parser.add_argument(
+        "--checkpoint", default="checkpoint.pt", help="the file of each run that was evaluated and is shipped"
+    )
     parser.add_argument("--agents", nargs="+", required=True, help="agents to ship")
     parser.add_argument("--out", type=Path, default=SHIPPED_FOLDER, help="destination folder")
     parser.add_argument("--suffix", default="", help="appended to the agent's name in the file name")
@@ -59,7 +65,7 @@ def main() -> None:
             evaluation = run / args.evaluation / "success_by_delay.csv"
             if not evaluation.is_file():
                 continue
-            payload = load_checkpoint(run / "checkpoint.pt")
+            payload = load_checkpoint(run / args.checkpoint)
             delay_range = tuple(payload["config"]["delay_range"])
             scored.append((training_range_success(evaluation, delay_range), run, payload))
         if not scored:
