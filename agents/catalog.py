@@ -87,8 +87,9 @@ LEARNED_COUNT = replace(
 
 # The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one
 # gradient step per batch on V-trace targets, no advantage or return normalisation, 64 envs per actor
-# (the defaults of `train` before it learned other envs). Every agent here trains the timing tasks with it, so those
-# results stay reproducible; on any other env the agents train with train's defaults (PPO).
+# (the defaults of `train` before it learned other envs). Every agent here trains the timing tasks
+# with it, so those results stay reproducible; on any other env the agents train with train's
+# defaults (PPO).
 A3C_TRAINING = {
     "envs_per_actor": 64,
     "algo": "a3c",

@@ -30,13 +30,15 @@ PLACEHOLDER = re.compile(r"[<$]|\bNAME\b|\.\.\.")
 FILE_NAME = re.compile(r"\.(?:[A-Za-z][A-Za-z0-9]{0,7}|\*)$|\.tfevents\.")
 RUN_PATH = re.compile(r"(?<![\w/.-])(runs/[\w./*{},<>$-]*)")
 # The files a run folder (or a sweep's, or an evaluation's --out inside one) holds, by the constants
-# that name them: checkpoint.pt (nalu_rl/runtime/run.py), config.json (nalu_rl/train.py),
-# run_status.json (runtime/status.py RUN_STATUS_FILE), success_by_delay.{csv,png} (evaluation.py
-# CSV_NAME, PNG_NAME), success_by_delay.md (sweep/report.py), sweep.json (sweep/plan.py SWEEP_FILE),
-# sweep_trial.json, train.log, train.pid (sweep/folder.py), evaluate.log (scripts/interval_timing_runs.sh),
-# TensorBoard's events.out.tfevents.*. tests/test_docs.py checks the list against those constants.
+# that name them: checkpoint.pt and best.pt (nalu_rl/runtime/run.py BEST_CHECKPOINT), config.json
+# (nalu_rl/train.py), run_status.json (runtime/status.py RUN_STATUS_FILE), success_by_delay.{csv,png}
+# (evaluation.py CSV_NAME, PNG_NAME), success_by_delay.md (sweep/report.py), sweep.json
+# (sweep/plan.py SWEEP_FILE), sweep_trial.json, train.log, train.pid (sweep/folder.py), evaluate.log
+# (scripts/interval_timing_runs.sh), TensorBoard's events.out.tfevents.*. tests/test_docs.py checks
+# the list against those constants.
 RUN_FILES = (
     "checkpoint.pt",
+    "best.pt",
     "config.json",
     "run_status.json",
     "success_by_delay.csv",

@@ -51,11 +51,12 @@ def test_the_link_checker_refuses_a_runs_path_to_a_file_no_run_writes(line: str,
 
 def test_the_link_checkers_run_files_are_the_names_the_code_writes() -> None:
     from nalu_rl import evaluation
-    from nalu_rl.runtime import status
+    from nalu_rl.runtime import run, status
     from nalu_rl.sweep import folder, plan
 
     written = {
         "checkpoint.pt",
+        run.BEST_CHECKPOINT,
         "config.json",
         status.RUN_STATUS_FILE,
         evaluation.CSV_NAME,
