@@ -206,9 +206,7 @@ class TrainingRun:
             if opened_at >= 0 or not self.config.regularizer_gate_success:
                 self.regularizer_opened_at = max(opened_at, 0)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
-            best = payload.get("best")
-            if best is not None:
-                self.best_score, self.best_steps = float(best["score"]), int(best["steps"])
+            self._take_best(payload.get("best"))
             if self.reward_normalizer is not None and payload.get("reward_normalizer"):
                 self.reward_normalizer.load_state_dict(payload["reward_normalizer"])
             rng = payload["rng"]
@@ -223,11 +221,13 @@ class TrainingRun:
 
     def _restore_best(self, path: Path) -> None:
         """Take best.pt's own record where it is newer than the checkpoint's (written after it)."""
-        if not path.exists():
-            return
-        best = load_checkpoint(path).get("best")
-        if best is not None and (self.best_score is None or float(best["score"]) > self.best_score):
-            self.best_score, self.best_steps = float(best["score"]), int(best["steps"])
+        if path.exists():
+            self._take_best(load_checkpoint(path).get("best"))
+
+    def _take_best(self, record: dict[str, Any] | None) -> None:
+        """Adopt a saved best record ({"score", "steps"}) when it beats the one held."""
+        if record is not None and (self.best_score is None or float(record["score"]) > self.best_score):
+            self.best_score, self.best_steps = float(record["score"]), int(record["steps"])
 
     def checkpoint_payload(self) -> dict[str, Any]:
         """Everything needed to resume, loadable with weights_only=True."""
@@ -252,11 +252,15 @@ class TrainingRun:
             },
         }
 
-    def save(self) -> None:
-        """Write checkpoint.pt atomically (and the run's status with its steps)."""
+    def _write_checkpoint(self, name: str) -> None:
+        """Write the run's checkpoint payload to `name` in the run folder, atomically."""
         with self.checkpoint_lock:
             payload = self.checkpoint_payload()
-        save_checkpoint(self.logdir / "checkpoint.pt", payload)
+        save_checkpoint(self.logdir / name, payload)
+
+    def save(self) -> None:
+        """Write checkpoint.pt atomically (and the run's status with its steps)."""
+        self._write_checkpoint("checkpoint.pt")
         self.status_file.running(self.steps)
         self.last_checkpoint = time.perf_counter()
 
@@ -268,9 +272,7 @@ class TrainingRun:
         if score is None or (self.best_score is not None and score <= self.best_score):
             return False
         self.best_score, self.best_steps = score, self.steps
-        with self.checkpoint_lock:
-            payload = self.checkpoint_payload()
-        save_checkpoint(self.logdir / BEST_CHECKPOINT, payload)
+        self._write_checkpoint(BEST_CHECKPOINT)
         return True
 
     # -- what the runtimes report ------------------------------------------------------------
