@@ -379,13 +379,17 @@ class EventCounterCore(CounterCore):
     stimulus (absent where the observation has none):
       phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   PHASE_BITS bits: a finite-state memory
       events  e_t = step(W_e [x_t, p_t] + b_e)       EVENTS bits, each exactly 0 or 1
-      count   m_t = m_{t-1} + snap(U([s_t, e_t, 1 - e_t]))   U the wiring's unit (size units, no decay)
-    and it produces "count" = [m_t, e_t, p_t]. The steps are `BinaryGate`s (straight-through), so with
-    U's weights at -1, 0 or +1 every increment is an integer and m_t an exact count at any T. `snap`
-    (`GridSnap`) uses an increment within INCREMENT_TOLERANCE of a multiple of INCREMENT_GRID as
-    exactly that, and its regulariser pulls the increments there: a count of +-1/2 per step (what
-    the NAU finds for "light up, dark down" from the light and a constant, its weights being at most
-    1) is then exact too. Each
+      count   m_t = m_{t-1} + U([s_t, 0, 0]) + snap(U([0, e_t, 1 - e_t]))
+    with U the wiring's unit (size units, no decay), and it produces "count" = [m_t, e_t, p_t]. The
+    steps are `BinaryGate`s (straight-through), so with U's weights at -1, 0 or +1 every increment is
+    an integer and m_t an exact count at any T. `snap` (`GridSnap`) uses what the events add within
+    INCREMENT_TOLERANCE of a multiple of INCREMENT_GRID as exactly that, and its regulariser pulls
+    it there: a count of +-1/2 per step (what the NAU finds for "light up, dark down" from the light
+    and a constant, its weights being at most 1) is then exact too. The grid ends at
+    +-INCREMENT_BOUND: a timer's events add at most one step a step, so the regulariser pulls a
+    larger step back to +-1 rather than keeping it on the grid (two always-on events at -0.70 and
+    -0.80 made a count of -1.5 a step, exact and wrong: RESULTS, "`learned-count`"). The stimulus
+    (T itself, on TimeTrack) enters through its own weight, outside the grid's bound. Each
     event comes with its complement, so one learned distinction (light or dark, cue or none) gives
     the count both a step up and a step down. The phase holds what the current frame does not show
     (which part of a task it is in), yet, being a few bits driven by the frame, it cannot count
@@ -399,6 +403,7 @@ class EventCounterCore(CounterCore):
     EVENT_BIAS = 1.0
     INCREMENT_GRID = 0.5
     INCREMENT_TOLERANCE = 0.05
+    INCREMENT_BOUND = 1.0
 
     def __init__(
         self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
@@ -417,7 +422,7 @@ class EventCounterCore(CounterCore):
             self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
-        self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE)
+        self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE, self.INCREMENT_BOUND)
         # Read by `prepare` for the steps of one sequence (see there).
         self._phase_weights: tuple[Tensor, Tensor] = ()
         self._count_weight: Tensor | None = None
@@ -476,12 +481,17 @@ class EventCounterCore(CounterCore):
         phase_to_phase, phase_to_events = self._phase_weights
         phase = self.phase_gate.events(phase_from_x + phase @ phase_to_phase)
         events = self.event_gate.events(event_from_x + phase @ phase_to_events)
-        counted = torch.cat([stimulus, events, 1.0 - events], -1)
-        if self._count_weight is None:
-            increment = self.counter_unit(counted)
+        event_pairs = torch.cat([events, 1.0 - events], -1)
+        if self._count_weight is None:  # a unit that is not linear: read it with and without the stimulus
+            from_events = self.counter_unit(torch.cat([torch.zeros_like(stimulus), event_pairs], -1))
+            from_stimulus = self.counter_unit(torch.cat([stimulus, event_pairs], -1)) - from_events
         else:
-            increment = nn.functional.linear(counted, self._count_weight)
-        count = count + self.increment_snap(increment)
+            stimulus_weight, event_weight = self._count_weight.split(
+                [self.stimulus_width, 2 * self.EVENTS], dim=-1
+            )
+            from_events = nn.functional.linear(event_pairs, event_weight)
+            from_stimulus = nn.functional.linear(stimulus, stimulus_weight)
+        count = count + from_stimulus + self.increment_snap(from_events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
 

@@ -124,6 +124,28 @@ def test_increments_near_a_multiple_of_one_half_count_as_exactly_that_and_are_pu
         GridSnap(step=0.5, tolerance=0.25)
 
 
+def test_a_bounded_grid_pulls_a_step_beyond_its_bound_back_to_it_rather_than_keeping_it() -> None:
+    # Two always-on events at -0.70 and -0.80 add -1.5 a step: on the 1/2 grid, so an unbounded snap
+    # keeps it; a timer's events add at most one step a step, so the bounded grid pulls it to -1.
+    unbounded, bounded = GridSnap(step=0.5, tolerance=0.05), GridSnap(step=0.5, tolerance=0.05, bound=1.0)
+    raw = torch.tensor([-1.5, -1.02, 0.49, 2.0], requires_grad=True)
+    assert unbounded(raw).tolist() == [-1.5, -1.0, 0.5, 2.0]
+    assert bounded(raw).tolist() == [-1.5, -1.0, 0.5, 2.0]  # within the bound the two agree
+    assert unbounded.regularizer().item() == pytest.approx((0.02 + 0.01) / 4, abs=1e-6)
+    distance = bounded.regularizer()
+    assert distance.item() == pytest.approx((0.5 + 0.02 + 0.01 + 1.0) / 4, abs=1e-6)
+    distance.backward()
+    # Descent moves -1.5 up to -1, -1.02 up to -1, 0.49 up to 1/2, 2 down to 1.
+    assert raw.grad.tolist() == pytest.approx([-0.25, -0.25, -0.25, 0.25])
+    assert GridSnap(step=0.5, tolerance=0.05, bound=1.0)(torch.tensor([-1.52, 1.04])).tolist() == [
+        pytest.approx(-1.52),
+        1.0,
+    ]
+    for bound in (0.0, 0.75):
+        with pytest.raises(ValueError, match="bound"):
+            GridSnap(step=0.5, tolerance=0.05, bound=bound)
+
+
 def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dict[str, torch.Tensor]:
     """The model's count output [steps, size + events + phase] over one IntervalTiming episode's
     observations (the agent standing still, so the episode's observations are the light's)."""

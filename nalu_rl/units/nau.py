@@ -101,19 +101,22 @@ class SignedNAU(NAU):
         return (1 - self.weight.abs()).mean()
 
 
-def snap_to_grid(value: Tensor, step: float, tolerance: float) -> Tensor:
-    """`value` with each entry within `tolerance` of a multiple of `step` replaced by exactly that
-    multiple in the forward pass; the gradient passes to the raw value unchanged (straight-through).
-    With `step` a power of two the multiples, and sums of them, are exact in floating point."""
-    nearest = nearest_on_grid(value.detach(), step)
+def snap_to_grid(value: Tensor, step: float, tolerance: float, bound: float | None = None) -> Tensor:
+    """`value` with each entry within `tolerance` of a multiple of `step` (one within [-bound, bound]
+    where a bound is given) replaced by exactly that multiple in the forward pass; the gradient passes
+    to the raw value unchanged (straight-through). With `step` a power of two the multiples, and sums
+    of them, are exact in floating point."""
+    nearest = nearest_on_grid(value.detach(), step, bound)
     near = (value.detach() - nearest).abs() <= tolerance
     # nearest + (v - v) is nearest exactly, yet its gradient with respect to v is 1.
     return torch.where(near, nearest + (value - value.detach()), value)
 
 
-def nearest_on_grid(value: Tensor, step: float) -> Tensor:
-    """The multiple of `step` nearest to each entry of `value`."""
-    return (value / step).round() * step
+def nearest_on_grid(value: Tensor, step: float, bound: float | None = None) -> Tensor:
+    """The multiple of `step` nearest to each entry of `value`; with a `bound` (itself a multiple of
+    `step`), the nearest of those within [-bound, bound]."""
+    nearest = (value / step).round() * step
+    return nearest if bound is None else nearest.clamp(-bound, bound)
 
 
 def snap_to_integers(weight: Tensor, tolerance: float) -> Tensor:
