@@ -425,7 +425,7 @@ class EventCounterCore(CounterCore):
         self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE, self.INCREMENT_BOUND)
         # Read by `prepare` for the steps of one sequence (see there).
         self._phase_weights: tuple[Tensor, Tensor] = ()
-        self._count_weight: Tensor | None = None
+        self._event_weight: Tensor | None = None
 
     @property
     def output_size(self) -> int:
@@ -443,7 +443,8 @@ class EventCounterCore(CounterCore):
 
     @run_in_float32
     def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...]:
-        """Per step, [raw stimulus, the gates' pre-activations from x_t]: one [B, ...] tensor per step."""
+        """Per step, [what the stimulus adds to the count (a linear unit; else the raw stimulus), the
+        gates' pre-activations from x_t]: one [B, ...] tensor per step."""
         for gate in (self.phase_gate, self.event_gate):
             gate.forget_pre_activations()
         self.increment_snap.forget_values()
@@ -462,7 +463,14 @@ class EventCounterCore(CounterCore):
         self._phase_weights = tuple(
             gate.linear.weight[:, width:].T for gate in (self.phase_gate, self.event_gate)
         )
-        self._count_weight = self.counter_unit.weight if self.counter_unit.is_linear else None
+        if self.counter_unit.is_linear:
+            stimulus_weight, self._event_weight = self.counter_unit.weight.split(
+                [self.stimulus_width, 2 * self.EVENTS], dim=-1
+            )
+            # The stimulus's part of each increment does not depend on the events: one product here.
+            stimulus = nn.functional.linear(stimulus, stimulus_weight)
+        else:
+            self._event_weight = None
         return torch.cat([stimulus, *from_x], -1).unbind(0)
 
     @run_in_float32
@@ -475,22 +483,20 @@ class EventCounterCore(CounterCore):
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
         count, phase = state[0] * keep, state[2] * keep
-        stimulus, phase_from_x, event_from_x = prepared.split(
-            [self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
+        linear = self._event_weight is not None
+        from_stimulus, phase_from_x, event_from_x = prepared.split(
+            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
         )
         phase_to_phase, phase_to_events = self._phase_weights
         phase = self.phase_gate.events(phase_from_x + phase @ phase_to_phase)
         events = self.event_gate.events(event_from_x + phase @ phase_to_events)
         event_pairs = torch.cat([events, 1.0 - events], -1)
-        if self._count_weight is None:  # a unit that is not linear: read it with and without the stimulus
+        if linear:
+            from_events = nn.functional.linear(event_pairs, self._event_weight)
+        else:  # a unit that is not linear: read it with and without the (raw) stimulus
+            stimulus = from_stimulus
             from_events = self.counter_unit(torch.cat([torch.zeros_like(stimulus), event_pairs], -1))
             from_stimulus = self.counter_unit(torch.cat([stimulus, event_pairs], -1)) - from_events
-        else:
-            stimulus_weight, event_weight = self._count_weight.split(
-                [self.stimulus_width, 2 * self.EVENTS], dim=-1
-            )
-            from_events = nn.functional.linear(event_pairs, event_weight)
-            from_stimulus = nn.functional.linear(stimulus, stimulus_weight)
         count = count + from_stimulus + self.increment_snap(from_events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 

@@ -23,6 +23,7 @@ from nalu_rl.units import (
     GridSnap,
     SnappedNAU,
     register_unit,
+    snap_to_grid,
     snap_to_integers,
     straight_through_step,
 )
@@ -188,6 +189,28 @@ def test_with_unit_weights_the_count_is_an_exact_integer_sum_of_its_events_over_
     assert set(phase.unique().tolist()) <= {0.0, 1.0}
     expected = torch.cumsum(stimulus[:, 0] - events[:, 0] + events[:, 1] + (1 - events[:, 0]), 0)
     assert torch.equal(count, expected)  # exact, not close
+
+
+def test_with_a_unit_that_is_not_linear_the_events_part_of_each_increment_is_what_is_snapped() -> None:
+    # An NMU multiplies its inputs: what the events add is the unit's output with the stimulus at 0,
+    # snapped onto the bounded grid; the stimulus adds the rest of the unit's output.
+    torch.manual_seed(0)
+    model = make_agent("learned-count", IntervalTimingEnv(obs_mode="symbolic").observation_space)
+    core = model.cores["count"]
+    unit = ARITHMETIC_UNITS["nmu"](core.counter_unit.in_features, 1)
+    core.counter_unit = unit
+    assert not unit.is_linear
+    with torch.no_grad():  # factors W x + 1 - W: the stimulus's 0.52 at x = 0, each event's 1/2 or 1
+        unit.W.copy_(torch.tensor([[0.48, 0.5, 0.5, 0.0, 0.0]]))
+    played = _play_interval_timing(model, delay=5, steps=12)
+    events = played["output"][:, 1 : 1 + EventCounterCore.EVENTS]
+    pairs = torch.cat([events, 1 - events], -1)
+    with torch.no_grad():
+        from_events = unit(torch.cat([torch.zeros_like(played["stimulus"]), pairs], -1))
+        from_stimulus = unit(torch.cat([played["stimulus"], pairs], -1)) - from_events
+    snapped = snap_to_grid(from_events, 0.5, 0.05, bound=1.0)
+    assert not torch.equal(snapped, from_events)  # 0.52 counts as 1/2
+    assert torch.equal(played["output"][:, 0], torch.cumsum((from_stimulus + snapped)[:, 0], 0))
 
 
 def test_learned_count_reads_neither_a_stimulus_entry_nor_a_grid() -> None:
