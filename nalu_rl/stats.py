@@ -1,4 +1,5 @@
-"""Small statistics for evaluation: Wilson intervals for a success rate, t-intervals across seeds."""
+"""Small statistics for evaluation: Wilson intervals for a success rate, t-intervals across seeds, and
+Welch's t-test (with Holm's correction) for whether two sets of seeds differ."""
 
 from __future__ import annotations
 
@@ -105,3 +106,42 @@ def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float
     variance = sum((value - mean) ** 2 for value in values) / (count - 1)
     half_width = student_t_quantile(0.5 + confidence / 2, count - 1) * math.sqrt(variance / count)
     return mean, mean - half_width, mean + half_width
+
+
+def welch_t_test(first: Sequence[float], second: Sequence[float]) -> tuple[float, float, float]:
+    """Welch's t-test of whether two samples (e.g. the seeds of two runs of one experiment) have the
+    same mean, without assuming the same variance: (t, degrees of freedom, two-sided p-value).
+
+    Needs at least two values in each sample. Where neither sample varies, p is 1 if the means are
+    equal and 0 otherwise."""
+    if len(first) < 2 or len(second) < 2:
+        raise ValueError(f"Welch's t-test needs 2 values in each sample, got {len(first)} and {len(second)}")
+    samples = (first, second)
+    means = [sum(sample) / len(sample) for sample in samples]
+    # The squared standard error of each mean: its sample variance over its size.
+    squared_errors = [
+        sum((value - mean) ** 2 for value in sample) / (len(sample) - 1) / len(sample)
+        for sample, mean in zip(samples, means, strict=True)
+    ]
+    difference, squared_error = means[0] - means[1], sum(squared_errors)
+    if squared_error == 0:
+        statistic = 0.0 if difference == 0 else math.copysign(math.inf, difference)
+        return statistic, math.inf, float(difference == 0)
+    statistic = difference / math.sqrt(squared_error)
+    degrees_of_freedom = squared_error**2 / sum(
+        error**2 / (len(sample) - 1) for error, sample in zip(squared_errors, samples, strict=True)
+    )
+    return statistic, degrees_of_freedom, 2.0 * student_t_cdf(-abs(statistic), degrees_of_freedom)
+
+
+def holm_rejections(p_values: Sequence[float], level: float = 0.05) -> list[bool]:
+    """Which of several tests reject at family-wise error `level` by Holm's step-down method: the
+    k-th smallest p-value (k from 0) is compared with level / (m - k), stopping at the first that is not
+    below it."""
+    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
+    rejected = [False] * len(p_values)
+    for rank, index in enumerate(order):
+        if p_values[index] >= level / (len(p_values) - rank):
+            break
+        rejected[index] = True
+    return rejected

@@ -2,7 +2,14 @@ import math
 
 import pytest
 
-from nalu_rl.stats import student_t_cdf, student_t_quantile, t_interval, wilson_interval
+from nalu_rl.stats import (
+    holm_rejections,
+    student_t_cdf,
+    student_t_quantile,
+    t_interval,
+    welch_t_test,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_matches_hand_computed_case():
@@ -57,3 +64,27 @@ def test_t_interval_of_five_seeds_matches_hand_computed_case():
 def test_t_interval_needs_two_values():
     with pytest.raises(ValueError, match="at least 2"):
         t_interval([0.5])
+
+
+def test_welch_t_test_matches_a_hand_computed_case():
+    # t = (3 - 6) / sqrt(2.5 / 5 + 10 / 5); df = 2.5^2 / (0.5^2 / 4 + 2^2 / 4); p as R's t.test gives it.
+    statistic, degrees_of_freedom, p_value = welch_t_test([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+    assert statistic == pytest.approx(-3 / math.sqrt(2.5))
+    assert degrees_of_freedom == pytest.approx(6.25 / 1.0625)
+    assert p_value == pytest.approx(0.1075, abs=1e-4)
+    # One degree of freedom: the Cauchy distribution, P(|X| > 3) = 1 - 2 atan(3) / pi.
+    assert welch_t_test([1, 1], [0, 0.5])[2] == pytest.approx(1 - 2 * math.atan(3) / math.pi)
+
+
+def test_welch_t_test_of_samples_that_do_not_vary_and_of_too_few_values():
+    assert welch_t_test([0.5, 0.5], [0.5, 0.5])[2] == 1.0
+    assert welch_t_test([1.0, 1.0], [0.0, 0.0])[2] == 0.0
+    with pytest.raises(ValueError, match="2 values"):
+        welch_t_test([1.0], [0.0, 1.0])
+
+
+def test_holm_rejects_step_down_and_stops_at_the_first_p_value_above_its_level():
+    # Sorted: 0.005 < 0.05 / 4, 0.01 < 0.05 / 3, then 0.03 >= 0.05 / 2 stops (0.04 is not tried).
+    assert holm_rejections([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
+    assert holm_rejections([0.2, 0.3]) == [False, False]
+    assert holm_rejections([]) == []
