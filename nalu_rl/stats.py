@@ -102,8 +102,7 @@ def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float
     count = len(values)
     if count < 2:
         raise ValueError(f"a t-interval needs at least 2 values, got {count}")
-    mean = sum(values) / count
-    variance = sum((value - mean) ** 2 for value in values) / (count - 1)
+    mean, variance = _mean_and_variance(values)
     half_width = student_t_quantile(0.5 + confidence / 2, count - 1) * math.sqrt(variance / count)
     return mean, mean - half_width, mean + half_width
 
@@ -117,12 +116,9 @@ def welch_t_test(first: Sequence[float], second: Sequence[float]) -> tuple[float
     if len(first) < 2 or len(second) < 2:
         raise ValueError(f"Welch's t-test needs 2 values in each sample, got {len(first)} and {len(second)}")
     samples = (first, second)
-    means = [sum(sample) / len(sample) for sample in samples]
+    means, variances = zip(*(_mean_and_variance(sample) for sample in samples), strict=True)
     # The squared standard error of each mean: its sample variance over its size.
-    squared_errors = [
-        sum((value - mean) ** 2 for value in sample) / (len(sample) - 1) / len(sample)
-        for sample, mean in zip(samples, means, strict=True)
-    ]
+    squared_errors = [variance / len(sample) for variance, sample in zip(variances, samples, strict=True)]
     difference, squared_error = means[0] - means[1], sum(squared_errors)
     if squared_error == 0:
         statistic = 0.0 if difference == 0 else math.copysign(math.inf, difference)
@@ -145,3 +141,9 @@ def holm_rejections(p_values: Sequence[float], level: float = 0.05) -> list[bool
             break
         rejected[index] = True
     return rejected
+
+
+def _mean_and_variance(values: Sequence[float]) -> tuple[float, float]:
+    """The mean of `values` and their sample variance (divided by n - 1; at least two values)."""
+    mean = sum(values) / len(values)
+    return mean, sum((value - mean) ** 2 for value in values) / (len(values) - 1)
