@@ -493,10 +493,10 @@ class EventCounterCore(CounterCore):
         event_pairs = torch.cat([events, 1.0 - events], -1)
         if linear:
             from_events = nn.functional.linear(event_pairs, self._event_weight)
-        else:  # a unit that is not linear: read it with and without the (raw) stimulus
-            stimulus = from_stimulus
-            from_events = self.counter_unit(torch.cat([torch.zeros_like(stimulus), event_pairs], -1))
-            from_stimulus = self.counter_unit(torch.cat([stimulus, event_pairs], -1)) - from_events
+        else:  # a unit that is not linear: `prepare` left the raw stimulus; read the unit with and without it
+            raw_stimulus = from_stimulus
+            from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
+            from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
         count = count + from_stimulus + self.increment_snap(from_events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
