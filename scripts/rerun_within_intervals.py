@@ -39,11 +39,15 @@ def curve_of(paths: list[Path]) -> tuple[dict[int, CurvePoint], dict[int, list[f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Does a re-run reproduce a committed result? (per delay T)")
     parser.add_argument("--committed", nargs="+", type=Path, required=True, help="the committed seeds' CSVs")
     parser.add_argument("--rerun", nargs="+", type=Path, required=True, help="the re-run seeds' CSVs")
     parser.add_argument("--delays", help="only these delays, e.g. 5-12,100,1000 (default: every shared one)")
     arguments = parser.parse_args(argv)
+    for name in ("committed", "rerun"):
+        if len(getattr(arguments, name)) < 2:
+            print(f"error: --{name} needs the CSVs of 2 seeds or more (an interval, a test)", file=sys.stderr)
+            return 2
     committed, committed_rates = curve_of(arguments.committed)
     rerun, rerun_rates = curve_of(arguments.rerun)
     shared = sorted(set(committed) & set(rerun))
