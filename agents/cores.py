@@ -19,7 +19,7 @@ Every core class here is its own factory, called as a user's is: (inputs, input_
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -89,6 +89,22 @@ class Core(nn.Module):
         keep [B, 1] (0 where an episode starts, which zeroes the state first) -> (output, next state).
         """
         raise NotImplementedError
+
+    def unroll(
+        self, prepared: Sequence[Tensor] | Tensor | None, state: tuple[Tensor, ...], keep: Tensor
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """All T steps of a core that reads nothing at step time (no `stepwise_inputs`) and that no
+        other core reads: `prepare`'s output, the state and keep [T, B, 1] -> (outputs [T, B, ...],
+        the state after the last step). Steps one step at a time; a core whose steps can be computed
+        together overrides it."""
+        if keep.shape[0] == 1:  # one step, as an actor takes: no loop to build
+            output, state = self.step(None if prepared is None else prepared[0], {}, state, keep[0])
+            return output.unsqueeze(0), state
+        outputs = []
+        for t, keep_step in enumerate(keep.unbind(0)):
+            output, state = self.step(None if prepared is None else prepared[t], {}, state, keep_step)
+            outputs.append(output)
+        return torch.stack(outputs), state
 
     def extra_repr(self) -> str:
         return f"inputs={self.inputs}, signal={self.signal!r}, state_names={self.state_names}"
@@ -442,9 +458,9 @@ class EventCounterCore(CounterCore):
         )
 
     @run_in_float32
-    def prepare(self, sequence: dict[str, Tensor]) -> tuple[Tensor, ...]:
+    def prepare(self, sequence: dict[str, Tensor]) -> Tensor:
         """Per step, [what the stimulus adds to the count (a linear unit; else the raw stimulus), the
-        gates' pre-activations from x_t]: one [B, ...] tensor per step."""
+        gates' pre-activations from x_t]: [T, B, ...]."""
         for gate in (self.phase_gate, self.event_gate):
             gate.forget_pre_activations()
         self.increment_snap.forget_values()
@@ -471,7 +487,7 @@ class EventCounterCore(CounterCore):
             stimulus = nn.functional.linear(stimulus, stimulus_weight)
         else:
             self._event_weight = None
-        return torch.cat([stimulus, *from_x], -1).unbind(0)
+        return torch.cat([stimulus, *from_x], -1)
 
     @run_in_float32
     def step(
@@ -499,6 +515,49 @@ class EventCounterCore(CounterCore):
             from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
         count = count + from_stimulus + self.increment_snap(from_events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
+
+    @run_in_float32
+    def unroll(
+        self, prepared: Tensor, state: tuple[Tensor, ...], keep: Tensor
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """`step` over all T steps, with only the phase (its own recurrence) computed step by step:
+        the events, their increments and the count of all T steps are each one computation (one
+        step, as an actor takes, goes through `step`: fewer operations)."""
+        if keep.shape[0] == 1:
+            return super().unroll(prepared, state, keep)
+        linear = self._event_weight is not None
+        from_stimulus, phase_from_x, event_from_x = prepared.split(
+            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
+        )
+        phase_to_phase, phase_to_events = self._phase_weights
+        phase, phases = state[2], []
+        for t, keep_step in enumerate(keep.unbind(0)):
+            phase = self.phase_gate.events(phase_from_x[t] + (phase * keep_step) @ phase_to_phase)
+            phases.append(phase)
+        phases = torch.stack(phases)
+        events = self.event_gate.events(event_from_x + phases @ phase_to_events)
+        event_pairs = torch.cat([events, 1.0 - events], -1)
+        if linear:
+            from_events = nn.functional.linear(event_pairs, self._event_weight)
+        else:
+            raw_stimulus = from_stimulus
+            from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
+            from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
+        counts = sum_since_reset(from_stimulus + self.increment_snap(from_events), keep, state[0])
+        return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
+
+
+def sum_since_reset(increments: Tensor, keep: Tensor, start: Tensor) -> Tensor:
+    """m_t = keep_t * m_{t-1} + increments_t for all T steps at once: increments [T, B, S], keep
+    [T, B, 1] (0 where an episode starts), start m_{-1} [B, S] -> m [T, B, S]. Each m_t is the sum of
+    the increments since the last start at or before t, plus `start` where there was none."""
+    steps = torch.arange(keep.shape[0], device=keep.device).view(-1, 1, 1)
+    # The index of the last start at or before each step; -1 where the sequence has had none.
+    last_start = torch.where(keep == 0, steps, -1).cummax(0).values
+    totals = increments.cumsum(0)
+    before = torch.cat([torch.zeros_like(totals[:1]), totals[:-1]])
+    at_last_start = before.gather(0, last_start.clamp(min=0).expand_as(totals))
+    return totals - at_last_start + (last_start < 0) * start
 
 
 def _saturated(name: str, signal: Tensor) -> Tensor:

@@ -65,7 +65,8 @@ class ActorCritic(nn.Module):
     counter's (named after its unit) when there is a counter. `cores` holds the core modules
     (`nalu_rl.agents.cores`) by the signal of their slot ("memory", "count") in that order, as
     submodules: their layers, parameters and buffers are the model's (state_dict keys
-    `cores.memory.*`, `cores.count.*`). `step_order` is the order in which they step.
+    `cores.memory.*`, `cores.count.*`). `step_order` is the order in which they step; `unrolled_alone`
+    the cores that run all their steps at once instead (`Core.unroll`).
     """
 
     def __init__(
@@ -146,6 +147,12 @@ class ActorCritic(nn.Module):
             raise ValueError(f"the cores' state names must be distinct, got {self.state_names}")
         # A core that reads another core's signal steps after it.
         self.step_order = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
+        # A core that reads nothing at step time and that no other core reads runs its T steps alone
+        # (`Core.unroll`), which a core may compute other than step by step.
+        read_by_cores = {name for core in cores for name in core.reads_cores}
+        self.unrolled_alone = tuple(
+            core for core in cores if not core.stepwise_inputs and core.signal not in read_by_cores
+        )
         self._stepwise_sequence_signals = tuple(
             {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
         )
@@ -220,17 +227,18 @@ class ActorCritic(nn.Module):
             offset += len(core.state_names)
         if not cores:
             return ()
-        keep_steps = (~episode_start.bool()).to(signals["encoder"].dtype).unsqueeze(-1).unbind(0)
+        keep = (~episode_start.bool()).to(signals["encoder"].dtype).unsqueeze(-1)
         prepared = {core: core.prepare(signals) for core in cores}
+        for core in self.unrolled_alone:
+            signals[core.signal], core_states[core] = core.unroll(prepared[core], core_states[core], keep)
         sequence_steps = {name: signals[name].unbind(0) for name in self._stepwise_sequence_signals}
-        outputs: dict[Core, list[Tensor]] = {core: [] for core in cores}
-        for t, keep in enumerate(keep_steps):
+        stepped = tuple(core for core in self.step_order if core not in self.unrolled_alone)
+        outputs: dict[Core, list[Tensor]] = {core: [] for core in stepped}
+        for t, keep_t in enumerate(keep.unbind(0) if stepped else ()):
             step_signals = {name: values[t] for name, values in sequence_steps.items()}
-            for core in self.step_order:
-                core_prepared = prepared[core]
-                output, core_states[core] = core.step(
-                    None if core_prepared is None else core_prepared[t], step_signals, core_states[core], keep
-                )
+            for core in stepped:
+                step_prepared = None if prepared[core] is None else prepared[core][t]
+                output, core_states[core] = core.step(step_prepared, step_signals, core_states[core], keep_t)
                 step_signals[core.signal] = output
                 outputs[core].append(output)
         for core, core_outputs in outputs.items():

@@ -159,19 +159,20 @@ def _play_interval_timing(model: torch.nn.Module, delay: int, steps: int) -> dic
     sequence = {key: torch.stack([frame[key] for frame in frames])[:, None] for key in frames[0]}
     starts = torch.zeros(steps, 1, dtype=torch.bool)
     starts[0] = True
-    counts = []
+    outputs = []
     core = model.cores["count"]
-    original_step = core.step
+    original_unroll = core.unroll
 
-    def recording_step(*args, **kwargs):
-        output, state = original_step(*args, **kwargs)
-        counts.append(output)
+    def recording_unroll(*args, **kwargs):
+        output, state = original_unroll(*args, **kwargs)
+        outputs.append(output)
         return output, state
 
-    core.step = recording_step
+    core.unroll = recording_unroll
     with torch.no_grad():
         model(sequence, starts, model.initial_state(1))
-    return {"output": torch.cat(counts), "stimulus": sequence["stimulus"][:, 0]}
+    (output,) = outputs
+    return {"output": output[:, 0], "stimulus": sequence["stimulus"][:, 0]}
 
 
 def test_with_unit_weights_the_count_is_an_exact_integer_sum_of_its_events_over_1000_steps() -> None:
@@ -320,3 +321,36 @@ def test_the_shipped_interval_timing_learned_count_counts_light_up_and_dark_down
     t = np.arange(2 * delay)
     light_minus_dark = np.where(t < delay, t + 1, 2 * delay - t - 1).astype(np.float32)
     assert any(np.array_equal(count, scale * light_minus_dark) for scale in (0.5, -0.5, 1.0, -1.0))
+
+
+def _forward_and_gradients(
+    model: torch.nn.Module, obs: dict, starts: torch.Tensor, state: tuple[torch.Tensor, ...]
+) -> tuple[torch.Tensor, ...]:
+    """The logits, value and state after a sequence, and the gradient of a loss of all three."""
+    model.zero_grad()
+    logits, value, next_state = model(obs, starts, state)
+    loss = logits.square().mean() + value.mean() + sum(tensor.sum() for tensor in next_state)
+    (loss + model.regularizer()).backward()
+    gradients = tuple(weight.grad.clone() for weight in model.parameters() if weight.grad is not None)
+    return (logits.detach(), value.detach(), *next_state, *gradients)
+
+
+@pytest.mark.parametrize("unit", ["snap-nau", "nmu"])
+def test_the_event_counter_run_over_a_sequence_at_once_equals_it_stepped_step_by_step(unit: str) -> None:
+    # episodes start at steps 0, 3 and 11 of some sequences and never in others (the state carried in)
+    torch.manual_seed(0)
+    space = IntervalTimingEnv(obs_mode="symbolic").observation_space
+    model = make_agent("learned-count", space, unit=unit)
+    count_core = model.cores["count"]
+    assert count_core in model.unrolled_alone
+    steps, batch = 16, 6
+    obs = {key: torch.randn(steps, batch, *subspace.shape) for key, subspace in space.spaces.items()}
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[0, :2], starts[3, 1:4], starts[11, ::2] = True, True, True
+    state = tuple(torch.rand_like(tensor) for tensor in model.initial_state(batch))  # carried in
+    at_once = _forward_and_gradients(model, obs, starts, state)
+    model.unrolled_alone = ()
+    stepped = _forward_and_gradients(model, obs, starts, state)
+    assert len(at_once) == len(stepped) > 5
+    for a, b in zip(at_once, stepped, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -36,6 +36,8 @@ class _StraightThroughStep(torch.autograd.Function):
 
 def straight_through_step(pre_activation: Tensor) -> Tensor:
     """1.0 where `pre_activation` > 0, else 0.0 (exactly), with the sigmoid's gradient."""
+    if not (pre_activation.requires_grad and torch.is_grad_enabled()):
+        return (pre_activation > 0).to(pre_activation.dtype)  # the same value, without a Function's cost
     return _StraightThroughStep.apply(pre_activation)
 
 

@@ -108,6 +108,8 @@ def snap_to_grid(value: Tensor, step: float, tolerance: float, bound: float | No
     of them, are exact in floating point."""
     nearest = nearest_on_grid(value.detach(), step, bound)
     near = (value.detach() - nearest).abs() <= tolerance
+    if not (value.requires_grad and torch.is_grad_enabled()):
+        return torch.where(near, nearest, value)
     # nearest + (v - v) is nearest exactly, yet its gradient with respect to v is 1.
     return torch.where(near, nearest + (value - value.detach()), value)
 
