@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -412,6 +413,8 @@ class EventCounterCore(CounterCore):
     elapsed time itself: with a constant input it settles into a cycle of at most 2 ** PHASE_BITS
     steps. The events start on (gate bias `EVENT_BIAS`), so at the
     start the count already has a constant input to count with, as signed-count's bias.
+    `unroll` computes the same as `step` over a whole sequence, the phase step by step and the rest
+    for all steps at once: a subclass that changes one changes both.
     """
 
     EVENTS = 2
@@ -439,9 +442,9 @@ class EventCounterCore(CounterCore):
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
         self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE, self.INCREMENT_BOUND)
-        # Read by `prepare` for the steps of one sequence (see there).
-        self._phase_weights: tuple[Tensor, Tensor] = ()
-        self._event_weight: Tensor | None = None
+        # What every step applies, derived from the parameters by `prepare` for one sequence.
+        self._weights: _EventCounterWeights | None = None
+        self._weights_key: tuple | None = None
 
     @property
     def output_size(self) -> int:
@@ -469,25 +472,42 @@ class EventCounterCore(CounterCore):
             [_saturated(name, sequence[name]) for name in self.inputs],
             -1,
         )
-        width = self.gate_input_width
-        from_x = [
-            nn.functional.linear(x, gate.linear.weight[:, :width], gate.linear.bias)
-            for gate in (self.phase_gate, self.event_gate)
-        ]
+        weights = self._weights = self._derived_weights()
+        from_x = nn.functional.linear(x, weights.from_x, weights.from_x_bias)
         stimulus = sequence["stimulus"] if self.stimulus_width else x[..., :0]
-        # The weights that every step applies, read once here rather than at each step.
-        self._phase_weights = tuple(
-            gate.linear.weight[:, width:].T for gate in (self.phase_gate, self.event_gate)
-        )
+        if weights.from_stimulus is not None:
+            # The stimulus's part of each increment does not depend on the events: one product here.
+            stimulus = nn.functional.linear(stimulus, weights.from_stimulus)
+        return torch.cat([stimulus, from_x], -1)
+
+    def _derived_weights(self) -> _EventCounterWeights:
+        """The weights every step applies, read out of the parameters. Where no gradient is wanted
+        (an actor's steps) they are kept until a parameter changes, so that a step of one
+        environment step does not derive them again."""
+        key = None
+        parameters = tuple(self.parameters())
+        # (An inference tensor, a parameter made under inference mode, keeps no version: not kept.)
+        if not torch.is_grad_enabled() and not any(weight.is_inference() for weight in parameters):
+            key = tuple((weight.data_ptr(), weight._version) for weight in parameters)
+            if key == self._weights_key:
+                return self._weights
+        width = self.gate_input_width
+        gates = (self.phase_gate, self.event_gate)
+        from_stimulus = from_events = None
         if self.counter_unit.is_linear:
-            stimulus_weight, self._event_weight = self.counter_unit.weight.split(
+            from_stimulus, from_events = self.counter_unit.weight.split(
                 [self.stimulus_width, 2 * self.EVENTS], dim=-1
             )
-            # The stimulus's part of each increment does not depend on the events: one product here.
-            stimulus = nn.functional.linear(stimulus, stimulus_weight)
-        else:
-            self._event_weight = None
-        return torch.cat([stimulus, *from_x], -1)
+        weights = _EventCounterWeights(
+            from_x=torch.cat([gate.linear.weight[:, :width] for gate in gates]),
+            from_x_bias=torch.cat([gate.linear.bias for gate in gates]),
+            phase_to_phase=self.phase_gate.linear.weight[:, width:].T,
+            phase_to_events=self.event_gate.linear.weight[:, width:].T,
+            from_stimulus=from_stimulus,
+            from_events=from_events,
+        )
+        self._weights_key = key
+        return weights
 
     @run_in_float32
     def step(
@@ -499,16 +519,17 @@ class EventCounterCore(CounterCore):
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
         count, phase = state[0] * keep, state[2] * keep
-        linear = self._event_weight is not None
+        weights = self._weights
+        linear = weights.from_events is not None
         from_stimulus, phase_from_x, event_from_x = prepared.split(
             [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
         )
-        phase_to_phase, phase_to_events = self._phase_weights
+        phase_to_phase, phase_to_events = weights.phase_to_phase, weights.phase_to_events
         phase = self.phase_gate.events(phase_from_x + phase @ phase_to_phase)
         events = self.event_gate.events(event_from_x + phase @ phase_to_events)
         event_pairs = torch.cat([events, 1.0 - events], -1)
         if linear:
-            from_events = nn.functional.linear(event_pairs, self._event_weight)
+            from_events = nn.functional.linear(event_pairs, weights.from_events)
         else:  # a unit that is not linear: `prepare` left the raw stimulus; read the unit with and without it
             raw_stimulus = from_stimulus
             from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
@@ -525,11 +546,12 @@ class EventCounterCore(CounterCore):
         step, as an actor takes, goes through `step`: fewer operations)."""
         if keep.shape[0] == 1:
             return super().unroll(prepared, state, keep)
-        linear = self._event_weight is not None
+        weights = self._weights
+        linear = weights.from_events is not None
         from_stimulus, phase_from_x, event_from_x = prepared.split(
             [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
         )
-        phase_to_phase, phase_to_events = self._phase_weights
+        phase_to_phase, phase_to_events = weights.phase_to_phase, weights.phase_to_events
         phase, phases = state[2], []
         for t, keep_step in enumerate(keep.unbind(0)):
             phase = self.phase_gate.events(phase_from_x[t] + (phase * keep_step) @ phase_to_phase)
@@ -538,13 +560,24 @@ class EventCounterCore(CounterCore):
         events = self.event_gate.events(event_from_x + phases @ phase_to_events)
         event_pairs = torch.cat([events, 1.0 - events], -1)
         if linear:
-            from_events = nn.functional.linear(event_pairs, self._event_weight)
+            from_events = nn.functional.linear(event_pairs, weights.from_events)
         else:
             raw_stimulus = from_stimulus
             from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
             from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
         counts = sum_since_reset(from_stimulus + self.increment_snap(from_events), keep, state[0])
         return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
+
+
+class _EventCounterWeights(NamedTuple):
+    """What `EventCounterCore`'s steps apply, read out of its parameters."""
+
+    from_x: Tensor  # both gates' weights on x_t, phase bits first [PHASE_BITS + EVENTS, width]
+    from_x_bias: Tensor
+    phase_to_phase: Tensor  # [PHASE_BITS, PHASE_BITS], applied as p_{t-1} @ it
+    phase_to_events: Tensor  # [PHASE_BITS, EVENTS], applied as p_t @ it
+    from_stimulus: Tensor | None  # a linear unit's weights on the stimulus and on the events' pairs
+    from_events: Tensor | None
 
 
 def sum_since_reset(increments: Tensor, keep: Tensor, start: Tensor) -> Tensor:

@@ -354,3 +354,36 @@ def test_the_event_counter_run_over_a_sequence_at_once_equals_it_stepped_step_by
     assert len(at_once) == len(stepped) > 5
     for a, b in zip(at_once, stepped, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_the_event_counter_without_gradients_reads_its_parameters_as_they_are_after_each_change() -> None:
+    # Without gradients the counter keeps the weights it derives from its parameters between calls;
+    # a change in place (an optimiser's step, load_state_dict) must reach the next call.
+    torch.manual_seed(0)
+    space = IntervalTimingEnv(obs_mode="symbolic").observation_space
+    model, reference = (make_agent("learned-count", space) for _ in range(2))
+    steps, batch = 4, 3
+    obs = {key: torch.randn(steps, batch, *subspace.shape) for key, subspace in space.spaces.items()}
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[0] = True
+
+    def played(agent: torch.nn.Module) -> torch.Tensor:
+        with torch.no_grad():
+            return agent(obs, starts, agent.initial_state(batch))[0]
+
+    core = model.cores["count"]
+    changes = (
+        lambda: core.counter_unit.W.mul_(-1.0),
+        lambda: core.event_gate.linear.bias.sub_(3.0),
+        lambda: core.phase_gate.linear.weight.add_(0.5),
+        lambda: model.load_state_dict(make_agent("learned-count", space).state_dict()),
+    )
+    before = played(model)
+    for change in changes:
+        with torch.no_grad():
+            change()
+        reference.load_state_dict(model.state_dict())
+        after = played(model)
+        assert torch.equal(after, played(reference))
+        assert not torch.equal(after, before)
+        before = after
