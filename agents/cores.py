@@ -519,22 +519,10 @@ class EventCounterCore(CounterCore):
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
         count, phase = state[0] * keep, state[2] * keep
-        weights = self._weights
-        linear = weights.from_events is not None
-        from_stimulus, phase_from_x, event_from_x = prepared.split(
-            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
-        )
-        phase_to_phase, phase_to_events = weights.phase_to_phase, weights.phase_to_events
-        phase = self.phase_gate.events(phase_from_x + phase @ phase_to_phase)
-        events = self.event_gate.events(event_from_x + phase @ phase_to_events)
-        event_pairs = torch.cat([events, 1.0 - events], -1)
-        if linear:
-            from_events = nn.functional.linear(event_pairs, weights.from_events)
-        else:  # a unit that is not linear: `prepare` left the raw stimulus; read the unit with and without it
-            raw_stimulus = from_stimulus
-            from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
-            from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
-        count = count + from_stimulus + self.increment_snap(from_events)
+        from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
+        phase = self.phase_gate.events(phase_from_x + phase @ self._weights.phase_to_phase)
+        events = self.event_gate.events(event_from_x + phase @ self._weights.phase_to_events)
+        count = count + self._increment(from_stimulus, events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
     @run_in_float32
@@ -546,27 +534,35 @@ class EventCounterCore(CounterCore):
         step, as an actor takes, goes through `step`: fewer operations)."""
         if keep.shape[0] == 1:
             return super().unroll(prepared, state, keep)
-        weights = self._weights
-        linear = weights.from_events is not None
-        from_stimulus, phase_from_x, event_from_x = prepared.split(
-            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
-        )
-        phase_to_phase, phase_to_events = weights.phase_to_phase, weights.phase_to_events
+        from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
         phase, phases = state[2], []
+        phase_to_phase = self._weights.phase_to_phase
         for t, keep_step in enumerate(keep.unbind(0)):
             phase = self.phase_gate.events(phase_from_x[t] + (phase * keep_step) @ phase_to_phase)
             phases.append(phase)
         phases = torch.stack(phases)
-        events = self.event_gate.events(event_from_x + phases @ phase_to_events)
+        events = self.event_gate.events(event_from_x + phases @ self._weights.phase_to_events)
+        counts = sum_since_reset(self._increment(from_stimulus, events), keep, state[0])
+        return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
+
+    def _split_prepared(self, prepared: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """`prepare`'s output -> (the stimulus's part of the increment, or the raw stimulus where
+        the unit is not linear; the phase gate's pre-activation from x; the event gate's)."""
+        linear = self._weights.from_events is not None
+        return prepared.split(
+            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
+        )
+
+    def _increment(self, from_stimulus: Tensor, events: Tensor) -> Tensor:
+        """What a step adds to the count: the stimulus's part plus the events' part, snapped."""
         event_pairs = torch.cat([events, 1.0 - events], -1)
-        if linear:
-            from_events = nn.functional.linear(event_pairs, weights.from_events)
-        else:
+        if self._weights.from_events is not None:
+            from_events = nn.functional.linear(event_pairs, self._weights.from_events)
+        else:  # a unit that is not linear: `prepare` left the raw stimulus; read the unit with and without it
             raw_stimulus = from_stimulus
             from_events = self.counter_unit(torch.cat([torch.zeros_like(raw_stimulus), event_pairs], -1))
             from_stimulus = self.counter_unit(torch.cat([raw_stimulus, event_pairs], -1)) - from_events
-        counts = sum_since_reset(from_stimulus + self.increment_snap(from_events), keep, state[0])
-        return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
+        return from_stimulus + self.increment_snap(from_events)
 
 
 class _EventCounterWeights(NamedTuple):
