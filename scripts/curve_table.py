@@ -35,7 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="also draw the curves to this image")
     parser.add_argument("--title", default="", help="the figure's title")
     arguments = parser.parse_args(argv)
-    agents = sorted(path.name for path in arguments.data_dir.iterdir() if path.is_dir())
+    if not arguments.data_dir.is_dir():
+        print(f"error: {arguments.data_dir} is not a folder", file=sys.stderr)
+        return 2
+    # An agent is a folder of seed<k>.csv (others, such as logs/, are not).
+    agents = sorted(
+        path.name for path in arguments.data_dir.iterdir() if path.is_dir() and any(path.glob("seed*.csv"))
+    )
     if not agents:
         print(f"error: no <agent>/seed<k>.csv under {arguments.data_dir}", file=sys.stderr)
         return 2
@@ -49,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {agent} | {path.stem.removeprefix('seed')} | {int(row['steps']):,} | {values} |")
         summaries = []
         for column in COLUMNS:
-            mean, low, high = t_interval([row[column] for row in rows if column in row])
+            values = [row[column] for row in rows if column in row]
+            if len(values) < 2:  # no interval from one seed
+                summaries.append(f"{values[0]:.3f}" if values else "-")
+                continue
+            mean, low, high = t_interval(values)
             summaries.append(f"{mean:.3f} [{low:.3f}, {high:.3f}]")
         print(f"| {agent} | mean of {len(rows)} | | " + " | ".join(summaries) + " |")
     if arguments.output is not None:
