@@ -98,9 +98,6 @@ class Core(nn.Module):
         other core reads: `prepare`'s output, the state and keep [T, B, 1] -> (outputs [T, B, ...],
         the state after the last step). Steps one step at a time; a core whose steps can be computed
         together overrides it."""
-        if keep.shape[0] == 1:  # one step, as an actor takes: no loop to build
-            output, state = self.step(None if prepared is None else prepared[0], {}, state, keep[0])
-            return output.unsqueeze(0), state
         outputs = []
         for t, keep_step in enumerate(keep.unbind(0)):
             output, state = self.step(None if prepared is None else prepared[t], {}, state, keep_step)
@@ -442,7 +439,7 @@ class EventCounterCore(CounterCore):
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
         self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE, self.INCREMENT_BOUND)
-        # What every step applies, derived from the parameters by `prepare` for one sequence.
+        # What every step applies, derived from the parameters by `prepare` (`_derived_weights`).
         self._weights: _EventCounterWeights | None = None
         self._weights_key: tuple | None = None
 
@@ -472,7 +469,7 @@ class EventCounterCore(CounterCore):
             [_saturated(name, sequence[name]) for name in self.inputs],
             -1,
         )
-        weights = self._weights = self._derived_weights()
+        weights = self._derived_weights()
         from_x = nn.functional.linear(x, weights.from_x, weights.from_x_bias)
         stimulus = sequence["stimulus"] if self.stimulus_width else x[..., :0]
         if weights.from_stimulus is not None:
@@ -481,9 +478,9 @@ class EventCounterCore(CounterCore):
         return torch.cat([stimulus, from_x], -1)
 
     def _derived_weights(self) -> _EventCounterWeights:
-        """The weights every step applies, read out of the parameters. Where no gradient is wanted
-        (an actor's steps) they are kept until a parameter changes, so that a step of one
-        environment step does not derive them again."""
+        """The weights every step applies, read out of the parameters and kept for the steps
+        (`_weights`). Where no gradient is wanted (an actor's steps) they are reused until a
+        parameter changes, so that a step of one environment step does not derive them again."""
         key = None
         parameters = tuple(self.parameters())
         # (An inference tensor, a parameter made under inference mode, keeps no version: not kept.)
@@ -506,7 +503,7 @@ class EventCounterCore(CounterCore):
             from_stimulus=from_stimulus,
             from_events=from_events,
         )
-        self._weights_key = key
+        self._weights, self._weights_key = weights, key
         return weights
 
     @run_in_float32
