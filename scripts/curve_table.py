@@ -30,8 +30,10 @@ def last_row(path: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", type=Path)
+    parser = argparse.ArgumentParser(
+        description="The last point of per-seed learning curves, per agent, and their mean over seeds."
+    )
+    parser.add_argument("data_dir", type=Path, help="a folder of <agent>/seed<k>.csv (minigrid_curves.py)")
     parser.add_argument("-o", "--output", type=Path, help="also draw the curves to this image")
     parser.add_argument("--title", default="", help="the figure's title")
     arguments = parser.parse_args(argv)

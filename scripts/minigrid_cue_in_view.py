@@ -28,8 +28,10 @@ def fail(message: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env-id", default="minigrid_memory/MemoryS7-v0")
-    parser.add_argument("--resets", type=int, default=400)
+    parser.add_argument(
+        "--env-id", default="minigrid_memory/MemoryS7-v0", help="a Memory id of examples/minigrid_memory.py"
+    )
+    parser.add_argument("--resets", type=int, default=400, help="resets, seeds 0 to RESETS - 1")
     arguments = parser.parse_args()
     if arguments.resets < 1:
         parser.error("--resets must be >= 1")
