@@ -272,3 +272,6 @@ _AGENTS = (
 
 for _name, _wiring, _summary, _training in _AGENTS:
     register_agent(_name, _wiring, _summary, training_defaults=_training or A3C_TRAINING)
+
+# The names of the project's own agents (the registry also holds those a user's module registers).
+CATALOG_AGENT_NAMES = tuple(_name for _name, *_ in _AGENTS)

@@ -6,6 +6,7 @@ Reads DATA_DIR/<agent>/seed<k>.csv as `scripts/minigrid_curves.py` writes them (
 success_rate, episode_return; each value over the run's recent-episode window).
 
     python scripts/curve_table.py docs/data/minigrid [-o docs/figures/minigrid_memory.png] [--title T]
+        [--reach 0.9]   (also the first step at which each seed's success rate reached 0.9)
 """
 
 from __future__ import annotations
@@ -20,13 +21,32 @@ from nalu_rl.stats import t_interval
 COLUMNS = ("success_rate", "episode_return")
 
 
-def last_row(path: Path) -> dict[str, float]:
-    """The last row of a curve CSV, as numbers."""
+def curve_rows(path: Path) -> list[dict[str, float]]:
+    """The rows of a curve CSV, as numbers (ValueError when it has none)."""
     with path.open(newline="") as file:
-        rows = list(csv.DictReader(file))
+        read = list(csv.DictReader(file))
+    rows = [{key: float(value) for key, value in row.items() if value != ""} for row in read]
     if not rows:
         raise ValueError(f"{path} has no rows")
-    return {key: float(value) for key, value in rows[-1].items() if value != ""}
+    return rows
+
+
+def last_row(path: Path) -> dict[str, float]:
+    """The last row of a curve CSV, as numbers."""
+    return curve_rows(path)[-1]
+
+
+def steps_to_reach(path: Path, success: float) -> float | None:
+    """The first logged step at which the curve's success rate is at least `success` (None: never)."""
+    return next((row["steps"] for row in curve_rows(path) if row.get("success_rate", -1.0) >= success), None)
+
+
+def summary(values: list[float], digits: str = ".3f") -> str:
+    """The mean of `values` with its 95% t-interval ("-" for none, the value alone for one)."""
+    if len(values) < 2:
+        return f"{values[0]:{digits}}" if values else "-"
+    mean, low, high = t_interval(values)
+    return f"{mean:{digits}} [{low:{digits}}, {high:{digits}}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data_dir", type=Path, help="a folder of <agent>/seed<k>.csv (minigrid_curves.py)")
     parser.add_argument("-o", "--output", type=Path, help="also draw the curves to this image")
     parser.add_argument("--title", default="", help="the figure's title")
+    parser.add_argument(
+        "--reach",
+        type=float,
+        help="also give the first step at which each seed's success rate reached this (0..1)",
+    )
     arguments = parser.parse_args(argv)
     if not arguments.data_dir.is_dir():
         print(f"error: {arguments.data_dir} is not a folder", file=sys.stderr)
@@ -47,22 +72,23 @@ def main(argv: list[str] | None = None) -> int:
     if not agents:
         print(f"error: no <agent>/seed<k>.csv under {arguments.data_dir}", file=sys.stderr)
         return 2
-    print("| agent | seed | steps | " + " | ".join(COLUMNS) + " |")
-    print("|---|---|---|" + "---|" * len(COLUMNS))
+    reach = arguments.reach
+    reach_header = f" steps to success >= {reach:g} |" if reach is not None else ""
+    print("| agent | seed | steps | " + " | ".join(COLUMNS) + " |" + reach_header)
+    print("|---|---|---|" + "---|" * (len(COLUMNS) + (reach is not None)))
     for agent in agents:
         seeds = sorted((arguments.data_dir / agent).glob("seed*.csv"))
         rows = [last_row(path) for path in seeds]
-        for path, row in zip(seeds, rows, strict=True):
+        reached = [steps_to_reach(path, reach) for path in seeds] if reach is not None else []
+        for index, (path, row) in enumerate(zip(seeds, rows, strict=True)):
             values = " | ".join(f"{row.get(column, float('nan')):.3f}" for column in COLUMNS)
+            if reach is not None:
+                values += f" | {reached[index]:,.0f}" if reached[index] is not None else " | never"
             print(f"| {agent} | {path.stem.removeprefix('seed')} | {int(row['steps']):,} | {values} |")
-        summaries = []
-        for column in COLUMNS:
-            values = [row[column] for row in rows if column in row]
-            if len(values) < 2:  # no interval from one seed
-                summaries.append(f"{values[0]:.3f}" if values else "-")
-                continue
-            mean, low, high = t_interval(values)
-            summaries.append(f"{mean:.3f} [{low:.3f}, {high:.3f}]")
+        summaries = [summary([row[column] for row in rows if column in row]) for column in COLUMNS]
+        if reach is not None:
+            steps = [value for value in reached if value is not None]
+            summaries.append(f"{summary(steps, ',.0f')} ({len(steps)} of {len(seeds)} reached it)")
         print(f"| {agent} | mean of {len(rows)} | | " + " | ".join(summaries) + " |")
     if arguments.output is not None:
         draw_curves(arguments.data_dir, agents, arguments.output, arguments.title)

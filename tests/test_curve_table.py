@@ -49,3 +49,16 @@ def test_a_folder_without_seed_csvs_is_one_line_and_exit_2(tmp_path: Path, capsy
     assert curve_table.main([str(tmp_path)]) == 2
     assert curve_table.main([str(tmp_path / "missing")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 2
+
+
+def test_reach_gives_the_first_step_at_the_success_rate_and_counts_the_seeds_that_never_got_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_curve(tmp_path / "lstm" / "seed0.csv", 0.9)  # 0.1 at step 100, 0.9 at 200
+    write_curve(tmp_path / "lstm" / "seed1.csv", 0.5)  # never 0.9
+    assert curve_table.main([str(tmp_path), "--reach", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("| steps to success >= 0.9 |")
+    assert "| lstm | 0 | 200 | 0.900 | 0.450 | 200 |" in lines
+    assert "| lstm | 1 | 200 | 0.500 | 0.250 | never |" in lines
+    assert next(line for line in lines if "mean of 2" in line).endswith("| 200 (1 of 2 reached it) |")

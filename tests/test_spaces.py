@@ -19,8 +19,15 @@ from conftest import cli_exit_code
 from gymnasium import spaces
 
 from nalu_rl import train
-from nalu_rl.agents import distributions, make_agent
-from nalu_rl.agents.encoders import MIN_CONV_SIDE, PixelEncoder, auto_encoder_name
+from nalu_rl.agents import ActorCritic, agent_wiring, distributions, make_agent
+from nalu_rl.agents.encoders import (
+    MAX_CODES,
+    MIN_CONV_SIDE,
+    CodeEmbeddingEncoder,
+    MLPEncoder,
+    PixelEncoder,
+    auto_encoder_name,
+)
 from nalu_rl.agents.losses import actor_critic_loss
 from nalu_rl.agents.observations import leaf_transform
 from nalu_rl.checkpoint import load_agent, load_checkpoint
@@ -68,6 +75,24 @@ class MultiActionEnv(gymnasium.Env):
         return self.reset()[0], float(success), True, False, {"success": success}
 
 
+class CodeCueEnv(gymnasium.Env):
+    """One step: a 2x2 grid of integer codes, two channels a cell (MiniGrid's kind of view); the code
+    0..5 in the first channel of cell (0, 0) says which of 3 actions pays 1 (the code modulo 3, so
+    that no ordering of the codes reads it), every other entry is noise."""
+
+    observation_space = spaces.Box(0, 5, (2, 2, 2), np.int64)
+    action_space = spaces.Discrete(3)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.codes = self.np_random.integers(0, 6, (2, 2, 2))
+        return self.codes, {}
+
+    def step(self, action):
+        success = int(action) == int(self.codes[0, 0, 0]) % 3
+        return self.reset()[0], float(success), True, False, {"success": success}
+
+
 class TextEntryEnv(gymnasium.Env):
     observation_space = spaces.Dict({"position": spaces.Discrete(4), "mission": spaces.Text(20)})
     action_space = spaces.Discrete(2)
@@ -76,6 +101,7 @@ class TextEntryEnv(gymnasium.Env):
 gymnasium.register(id="spaces_test/TupleCue-v0", entry_point=TupleCueEnv)
 gymnasium.register(id="spaces_test/MultiAction-v0", entry_point=MultiActionEnv)
 gymnasium.register(id="spaces_test/TextEntry-v0", entry_point=TextEntryEnv)
+gymnasium.register(id="spaces_test/CodeCue-v0", entry_point=CodeCueEnv)
 
 SERIAL = ["--actors", "0", "--envs-per-actor", "16", "--unroll-length", "5", "--no-progress"]
 SERIAL += ["--eval-episodes", "0", "--log-interval-s", "1", "--learning-rate", "3e-3"]
@@ -111,13 +137,43 @@ def test_leaves_are_transformed_as_stable_baselines3_does() -> None:
     assert leaf_transform(box).output_space is box
 
 
-def test_auto_reads_images_too_small_for_the_conv_net_with_the_mlp() -> None:
-    minigrid_view = spaces.Box(0, 255, (7, 7, 3), np.uint8)
-    assert auto_encoder_name(minigrid_view) == "mlp"
+def test_auto_reads_images_with_the_conv_net_integer_codes_with_embeddings_the_rest_with_the_mlp() -> None:
+    minigrid_view = spaces.Box(0, 255, (7, 7, 3), np.uint8)  # too small for the conv net: codes
+    assert auto_encoder_name(minigrid_view) == "embedding"
     assert auto_encoder_name(spaces.Box(0, 255, (MIN_CONV_SIDE, MIN_CONV_SIDE, 3), np.uint8)) == "conv"
+    assert auto_encoder_name(spaces.Box(-1, 5, (4,), np.int32)) == "embedding"
+    assert auto_encoder_name(spaces.Box(0, 1, (2, 5, 5), np.uint8)) == "mlp"  # 0/1 planes (TimeTrack's)
+    assert auto_encoder_name(spaces.Box(0, MAX_CODES, (3,), np.int64)) == "mlp"  # one value too many
+    assert auto_encoder_name(spaces.Box(0, np.iinfo(np.int64).max, (3,), np.int64)) == "mlp"
+    assert auto_encoder_name(spaces.Box(0.0, 5.0, (3,), np.float32)) == "mlp"
     PixelEncoder((MIN_CONV_SIDE, MIN_CONV_SIDE, 3))  # the smallest image the conv net reads
     with pytest.raises(ValueError, match="at least 20x20"):
         PixelEncoder((7, 7, 3))
+
+
+def test_the_embedding_encoder_gives_each_channels_codes_their_own_vectors() -> None:
+    torch.manual_seed(0)
+    encoder = CodeEmbeddingEncoder(spaces.Box(np.array([0, -2]), np.array([5, 3]), (2,), np.int64), 16)
+    assert encoder.embedding.num_embeddings == 6 + 6
+    codes = torch.tensor([[[2, 2], [3, 2]]])  # [1, 2, 2]: leading axes kept
+    assert encoder(codes).shape == (1, 2, 16)
+    encoder(codes[:, :1]).sum().backward()
+    # Code 2 of the first channel and code 2 of the second (its fifth value) are different rows.
+    assert encoder.embedding.weight.grad.abs().sum(1).nonzero().flatten().tolist() == [2, 6 + 4]
+    # A code beyond the bounds reads as the nearest bound.
+    with torch.no_grad():
+        assert torch.equal(encoder(torch.tensor([9, -7])), encoder(torch.tensor([5, -2])))
+        assert not torch.equal(encoder(torch.tensor([4, -2])), encoder(torch.tensor([5, -2])))
+    with pytest.raises(ValueError, match="integer Box entries of 3 to 256 values"):
+        CodeEmbeddingEncoder(spaces.Box(0.0, 1.0, (2,)), 16)
+
+
+def test_a_checkpoint_that_records_the_mlp_for_a_code_entry_loads_with_the_mlp() -> None:
+    space = spaces.Dict({"image": spaces.Box(0, 255, (7, 7, 3), np.uint8)})
+    assert isinstance(ActorCritic(space, 3, agent_wiring("lstm")).encoder, CodeEmbeddingEncoder)
+    # Runs from before the embedding encoder recorded "mlp" for MiniGrid's view; they load as trained.
+    older = ActorCritic(space, 3, agent_wiring("lstm"), leaf_encoders={"image": "mlp"})
+    assert isinstance(older.encoder, MLPEncoder)
 
 
 def test_a_model_reads_a_nested_observation_and_records_each_leafs_preprocessing() -> None:
@@ -220,6 +276,18 @@ def test_a_tuple_observation_env_trains_and_its_checkpoint_refuses_changed_space
             gymnasium.register(id="spaces_test/TupleCue-v0", entry_point=TupleCueEnv)
 
 
+def test_an_env_of_integer_codes_trains_on_the_defaults_and_records_the_embedding(tmp_path: Path) -> None:
+    run = train.run_training(
+        ["--env-id", "spaces_test/CodeCue-v0", "--agent", "lstm", "--total-steps", "6000", *SERIAL]
+        + ["--success-window", "200", "--logdir", str(tmp_path)]
+    )
+    # Chance is 1/3; the answer is the code modulo 3, which no ordering of the codes gives.
+    assert run.window.success_rate() >= 0.9, run.window.success_rate()
+    record = load_checkpoint(tmp_path)["observation"]["observation"]
+    assert (record["transform"], record["encoder"]) == ("box", "embedding")
+    assert isinstance(load_agent(tmp_path)[0].encoder, CodeEmbeddingEncoder)
+
+
 @pytest.mark.slow
 def test_a_multidiscrete_action_env_trains_with_one_categorical_per_component(tmp_path: Path) -> None:
     run = train.run_training(
@@ -287,4 +355,4 @@ def test_the_minigrid_example_wrapper_trains_the_memory_task(tmp_path: Path) -> 
     record = load_checkpoint(tmp_path / "run")["observation"]
     transforms = {key: entry["transform"] for key, entry in record.items()}
     assert transforms == {"direction": "one_hot", "image": "box"}
-    assert record["image"]["encoder"] == "mlp"  # 7x7 is too small for the conv net
+    assert record["image"]["encoder"] == "embedding"  # MiniGrid's codes; 7x7 is too small for the conv net
