@@ -1,7 +1,7 @@
 """Observation encoders: the paper's A3C conv net for images ("conv"), an embedding of each entry's
 value for grids of integer codes ("embedding"), an MLP for anything else ("mlp").
 
-Both are registered by name (`register_encoder`), as a user's encoder would be. An agent reads the
+Each is registered by name (`register_encoder`), as a user's encoder would be. An agent reads the
 flat Dict of an observation's leaves (`nalu_rl.spaces`), each transformed to a Box first
 (`nalu_rl.agents.observations`): its "stimulus" entry goes to the cores raw (STIMULUS_KEY), every
 other entry is encoded; a bare Box observation is the Dict of one entry, OBSERVATION_KEY.

@@ -29,7 +29,8 @@ HEAD_INPUTS = ("encoder", "stimulus", MEMORY_SIGNAL, COUNT_SIGNAL)
 class Wiring:
     """How an agent is assembled: its parts by registered name, and what each core and head reads.
 
-    encoder: a registered encoder, or "auto": the conv net for uint8 images (H, W, C), the MLP else.
+    encoder: a registered encoder, or "auto": the conv net for uint8 images (H, W, C) of 20x20 or
+        more, the embedding for other integer codes (MiniGrid's view), the MLP else.
     memory_core: the registered core of the memory slot (used when memory_inputs is not empty).
     memory_inputs: the memory core's inputs among "encoder", "stimulus", "count"; empty: no memory core.
     counter: None (no counter) or the registered core of the counter slot.

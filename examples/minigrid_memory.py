@@ -3,9 +3,9 @@
 MiniGrid (`pip install minigrid`, or `pip install -e ".[minigrid]"`) observes a Dict of `image` (the
 agent's 7x7 view, 3 symbolic channels), `direction` (Discrete(4)) and `mission` (a text). nalu_rl reads
 the first two (the image's object, colour and state indices through the embedding encoder, the
-direction one-hot) but not a text, so the wrapper drops `mission`. It also says on an episode's last step whether it
-was a success (in Memory: reaching the object that matches the one seen at the start), which nalu_rl
-reports as the success rate.
+direction one-hot) but not a text, so the wrapper drops `mission`. It also says on an episode's last
+step whether it was a success (in Memory: reaching the object that matches the one seen at the
+start), which nalu_rl reports as the success rate.
 
 From this folder (or with it on PYTHONPATH):
     python -m nalu_rl.train --import minigrid_memory --env-id minigrid_memory/MemoryS11-v0 --agent lstm
