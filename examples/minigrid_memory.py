@@ -8,7 +8,7 @@ step whether it was a success (in Memory: reaching the object that matches the o
 start), which nalu_rl reports as the success rate.
 
 From this folder (or with it on PYTHONPATH):
-    python -m nalu_rl.train --import minigrid_memory --env-id minigrid_memory/MemoryS11-v0 --agent lstm
+    python -m nalu_rl.train --import minigrid_memory --env-id minigrid_memory/MemoryS7-v0 --agent lstm
 Any MiniGrid id goes through the same wrapper: `minigrid_memory/wrapped-v0` with
 `--env-kwargs '{"minigrid_id": "MiniGrid-DoorKey-5x5-v0"}'`.
 """

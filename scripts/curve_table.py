@@ -6,7 +6,8 @@ Reads DATA_DIR/<agent>/seed<k>.csv as `scripts/minigrid_curves.py` writes them (
 success_rate, episode_return; each value over the run's recent-episode window).
 
     python scripts/curve_table.py docs/data/minigrid [-o docs/figures/minigrid_memory.png] [--title T]
-        [--reach 0.9]   (also the first step at which each seed's success rate reached 0.9)
+        [--reach 0.9]   (also the first step at which each seed's success rate reached 0.9, and its
+                         lowest success rate from there on)
 """
 
 from __future__ import annotations
@@ -36,9 +37,14 @@ def last_row(path: Path) -> dict[str, float]:
     return curve_rows(path)[-1]
 
 
-def steps_to_reach(path: Path, success: float) -> float | None:
-    """The first logged step at which the curve's success rate is at least `success` (None: never)."""
-    return next((row["steps"] for row in curve_rows(path) if row.get("success_rate", -1.0) >= success), None)
+def steps_to_reach(path: Path, success: float) -> tuple[float, float] | None:
+    """The first logged step at which the curve's success rate is at least `success`, and the lowest
+    success rate from there on (None: never reached)."""
+    rates = [(row["steps"], row["success_rate"]) for row in curve_rows(path) if "success_rate" in row]
+    first = next((index for index, (_, rate) in enumerate(rates) if rate >= success), None)
+    if first is None:
+        return None
+    return rates[first][0], min(rate for _, rate in rates[first:])
 
 
 def summary(values: list[float], digits: str = ".3f") -> str:
@@ -59,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reach",
         type=float,
-        help="also give the first step at which each seed's success rate reached this (0..1)",
+        help="also give the first step at which each seed's success rate reached this (0..1) and the "
+        "lowest success rate after it",
     )
     arguments = parser.parse_args(argv)
     if not arguments.data_dir.is_dir():
@@ -73,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no <agent>/seed<k>.csv under {arguments.data_dir}", file=sys.stderr)
         return 2
     reach = arguments.reach
-    reach_header = f" steps to success >= {reach:g} |" if reach is not None else ""
+    reach_header = f" steps to success >= {reach:g} | lowest success after |" if reach is not None else ""
     print("| agent | seed | steps | " + " | ".join(COLUMNS) + " |" + reach_header)
-    print("|---|---|---|" + "---|" * (len(COLUMNS) + (reach is not None)))
+    print("|---|---|---|" + "---|" * (len(COLUMNS) + 2 * (reach is not None)))
     for agent in agents:
         seeds = sorted((arguments.data_dir / agent).glob("seed*.csv"))
         rows = [last_row(path) for path in seeds]
@@ -83,17 +90,26 @@ def main(argv: list[str] | None = None) -> int:
         for index, (path, row) in enumerate(zip(seeds, rows, strict=True)):
             values = " | ".join(f"{row.get(column, float('nan')):.3f}" for column in COLUMNS)
             if reach is not None:
-                values += f" | {reached[index]:,.0f}" if reached[index] is not None else " | never"
+                first = reached[index]
+                values += f" | {first[0]:,.0f} | {first[1]:.3f}" if first is not None else " | never | -"
             print(f"| {agent} | {path.stem.removeprefix('seed')} | {int(row['steps']):,} | {values} |")
         summaries = [summary([row[column] for row in rows if column in row]) for column in COLUMNS]
         if reach is not None:
-            steps = [value for value in reached if value is not None]
+            steps = [value[0] for value in reached if value is not None]
             summaries.append(f"{summary(steps, ',.0f')} ({len(steps)} of {len(seeds)} reached it)")
+            summaries.append(summary([value[1] for value in reached if value is not None]))
         print(f"| {agent} | mean of {len(rows)} | | " + " | ".join(summaries) + " |")
     if arguments.output is not None:
         draw_curves(arguments.data_dir, agents, arguments.output, arguments.title)
         print(f"wrote {arguments.output}")
     return 0
+
+
+def steps_label(steps: float, _position: object = None) -> str:
+    """A step count as an axis label: 0, 500, 100k, 1.5M."""
+    if abs(steps) >= 1e6:
+        return f"{steps / 1e6:g}M"
+    return f"{steps / 1e3:g}k" if abs(steps) >= 1e3 else f"{steps:g}"
 
 
 def draw_curves(data_dir: Path, agents: list[str], output: Path, title: str) -> None:
@@ -102,6 +118,7 @@ def draw_curves(data_dir: Path, agents: list[str], output: Path, title: str) -> 
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
+    from matplotlib.ticker import FuncFormatter
 
     figure, axes = pyplot.subplots(1, len(COLUMNS), figsize=(11, 4))
     for index, agent in enumerate(agents):
@@ -116,6 +133,8 @@ def draw_curves(data_dir: Path, agents: list[str], output: Path, title: str) -> 
                     axis.plot(steps, values, color=colour, alpha=0.8, label=agent if number == 0 else None)
     for axis, column in zip(axes, COLUMNS, strict=True):
         axis.set_xlabel("environment steps")
+        # 100k, 1.5M: plain numbers of six digits run into each other under the axis.
+        axis.xaxis.set_major_formatter(FuncFormatter(steps_label))
         axis.set_ylabel(column.replace("_", " ") + " (recent episodes)")
         axis.grid(alpha=0.3)
         axis.legend()

@@ -58,7 +58,23 @@ def test_reach_gives_the_first_step_at_the_success_rate_and_counts_the_seeds_tha
     write_curve(tmp_path / "lstm" / "seed1.csv", 0.5)  # never 0.9
     assert curve_table.main([str(tmp_path), "--reach", "0.9"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith("| steps to success >= 0.9 |")
-    assert "| lstm | 0 | 200 | 0.900 | 0.450 | 200 |" in lines
-    assert "| lstm | 1 | 200 | 0.500 | 0.250 | never |" in lines
-    assert next(line for line in lines if "mean of 2" in line).endswith("| 200 (1 of 2 reached it) |")
+    assert lines[0].endswith("| steps to success >= 0.9 | lowest success after |")
+    assert "| lstm | 0 | 200 | 0.900 | 0.450 | 200 | 0.900 |" in lines
+    assert "| lstm | 1 | 200 | 0.500 | 0.250 | never | - |" in lines
+    assert next(line for line in lines if "mean of 2" in line).endswith("| 200 (1 of 2 reached it) | 0.900 |")
+
+
+def test_the_lowest_success_after_reaching_counts_only_the_points_from_there_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "lstm" / "seed0.csv"
+    path.parent.mkdir(parents=True)
+    rows = ["steps,success_rate,episode_return", "100,0.2,0", "200,0.95,0", "300,0.7,0", "400,0.99,0"]
+    path.write_text("\n".join(rows) + "\n")
+    assert curve_table.main([str(tmp_path), "--reach", "0.9"]) == 0
+    assert "| lstm | 0 | 400 | 0.990 | 0.000 | 200 | 0.700 |" in capsys.readouterr().out.splitlines()
+
+
+def test_step_labels_are_short() -> None:
+    labels = [curve_table.steps_label(steps) for steps in (0, 500, 100_000, 1_500_000)]
+    assert labels == ["0", "500", "100k", "1.5M"]
