@@ -253,8 +253,8 @@ def timing_environment(config: Mapping[str, Any]) -> RunEnvironment:
     if not environment.is_timing_task:
         environment.close()
         raise InputError(
-            f"{environment.env_id} is not a timing task (no delays and ceilings: see nalu_rl.envs.task), "
-            "so it has no success-vs-T evaluation"
+            f"{environment.env_id} is not a timing task (no delays and ceilings: see nalu_rl.envs.task), and "
+            "this command works on timing tasks only"
         )
     return environment
 
