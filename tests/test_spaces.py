@@ -276,7 +276,8 @@ def test_a_tuple_observation_env_trains_and_its_checkpoint_refuses_changed_space
             gymnasium.register(id="spaces_test/TupleCue-v0", entry_point=TupleCueEnv)
 
 
-def test_an_env_of_integer_codes_trains_on_the_defaults_and_records_the_embedding(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_an_env_of_integer_codes_trains_with_the_auto_encoder_and_records_it(tmp_path: Path) -> None:
     run = train.run_training(
         ["--env-id", "spaces_test/CodeCue-v0", "--agent", "lstm", "--total-steps", "6000", *SERIAL]
         + ["--success-window", "200", "--logdir", str(tmp_path)]
