@@ -32,15 +32,10 @@ def curve_rows(path: Path) -> list[dict[str, float]]:
     return rows
 
 
-def last_row(path: Path) -> dict[str, float]:
-    """The last row of a curve CSV, as numbers."""
-    return curve_rows(path)[-1]
-
-
-def steps_to_reach(path: Path, success: float) -> tuple[float, float] | None:
-    """The first logged step at which the curve's success rate is at least `success`, and the lowest
+def steps_to_reach(rows: list[dict[str, float]], success: float) -> tuple[float, float] | None:
+    """The first logged step at which a curve's success rate is at least `success`, and the lowest
     success rate from there on (None: never reached)."""
-    rates = [(row["steps"], row["success_rate"]) for row in curve_rows(path) if "success_rate" in row]
+    rates = [(row["steps"], row["success_rate"]) for row in rows if "success_rate" in row]
     first = next((index for index, (_, rate) in enumerate(rates) if rate >= success), None)
     if first is None:
         return None
@@ -85,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|" + "---|" * (len(COLUMNS) + 2 * (reach is not None)))
     for agent in agents:
         seeds = sorted((arguments.data_dir / agent).glob("seed*.csv"))
-        rows = [last_row(path) for path in seeds]
-        reached = [steps_to_reach(path, reach) for path in seeds] if reach is not None else []
+        curves = [curve_rows(path) for path in seeds]
+        rows = [curve[-1] for curve in curves]
+        reached = [steps_to_reach(curve, reach) for curve in curves] if reach is not None else []
         for index, (path, row) in enumerate(zip(seeds, rows, strict=True)):
             values = " | ".join(f"{row.get(column, float('nan')):.3f}" for column in COLUMNS)
             if reach is not None:
@@ -124,10 +120,9 @@ def draw_curves(data_dir: Path, agents: list[str], output: Path, title: str) -> 
     for index, agent in enumerate(agents):
         colour = f"C{index}"
         for number, path in enumerate(sorted((data_dir / agent).glob("seed*.csv"))):
-            with path.open(newline="") as file:
-                rows = [row for row in csv.DictReader(file)]
+            rows = curve_rows(path)
             for axis, column in zip(axes, COLUMNS, strict=True):
-                points = [(float(row["steps"]), float(row[column])) for row in rows if row.get(column)]
+                points = [(row["steps"], row[column]) for row in rows if column in row]
                 if points:
                     steps, values = zip(*points, strict=True)
                     axis.plot(steps, values, color=colour, alpha=0.8, label=agent if number == 0 else None)
