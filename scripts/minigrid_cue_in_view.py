@@ -3,7 +3,7 @@
 The agent starts at a random place of the start room and hallway, facing the hallway's end; the cue,
 the object in the start room, is behind it unless it starts beside it. For each start column, over
 RESETS resets (seeds 0..RESETS-1), the number of episodes and the fraction whose first view holds the
-cue (MiniGrid's own `agent_sees` of the cue's cell, at column 1 of the row above the hallway).
+cue (`minigrid_probes.sees_cue`: MiniGrid's own `agent_sees` of the cue's cell).
 
     pip install -e ".[minigrid]"
     python scripts/minigrid_cue_in_view.py [--env-id minigrid_memory/MemoryS7-v0] [--resets 400]
@@ -37,7 +37,7 @@ def main() -> None:
         parser.error("--resets must be >= 1")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     try:
-        import minigrid_memory  # noqa: F401  (registers minigrid_memory/*)
+        from minigrid_probes import sees_cue  # (its import registers minigrid_memory/*)
     except ImportError as error:
         fail(f"{error}; install MiniGrid with pip install -e '.[minigrid]'")
     try:
@@ -47,9 +47,7 @@ def main() -> None:
     by_column: dict[int, list[bool]] = defaultdict(list)
     for seed in range(arguments.resets):
         env.reset(seed=seed)
-        memory = env.unwrapped
-        cue_in_view = bool(memory.agent_sees(1, memory.height // 2 - 1))
-        by_column[int(memory.agent_pos[0])].append(cue_in_view)
+        by_column[int(env.unwrapped.agent_pos[0])].append(sees_cue(env.unwrapped))
     print("| start column | episodes | cue in the first view |")
     print("|---|---|---|")
     for column, seen in sorted(by_column.items()):

@@ -21,13 +21,18 @@ import minigrid_memory
 from nalu_rl.agents import agent_wiring, register_agent
 
 
+def sees_cue(memory: Any) -> bool:
+    """Whether the agent of a MiniGrid MemoryEnv sees the cue, the start room's object (at column 1
+    of the row above the hallway), by MiniGrid's own `agent_sees`."""
+    return bool(memory.agent_sees(1, memory.height // 2 - 1))
+
+
 class StartWithCueInView(gymnasium.Wrapper):
     """Draws each reset again until the cue (the start room's object) is in the agent's first view."""
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
-        memory = self.env.unwrapped
-        while not memory.agent_sees(1, memory.height // 2 - 1):
+        while not sees_cue(self.env.unwrapped):
             observation, info = self.env.reset()
         return observation, info
 
