@@ -14,13 +14,20 @@ these same lines on the learner's device. This package itself imports numpy only
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
+
+from nalu_rl.envs.arguments import (
+    choice_argument,
+    delay_argument,
+    delay_range_argument,
+    integer_argument,
+    integer_at_least,
+)
 
 OUTCOMES = ("success", "early", "late", "timeout")
 """The ways an episode ends; `info["outcome"]` holds one of them on the last step."""
@@ -52,16 +59,6 @@ def cast(xp: Any, array: Any, dtype_name: str) -> Any:
     """`array` as the dtype `xp.<dtype_name>` of its namespace (numpy's `astype`, torch's `to`)."""
     dtype = getattr(xp, dtype_name)
     return array.astype(dtype) if hasattr(array, "astype") else array.to(dtype)
-
-
-def integer_argument(name: str, value: object) -> int:
-    """`value` as an int (Python or numpy integer, not bool), else a ValueError naming `name`."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -125,38 +122,17 @@ class GridTaskConfig:
     timeout_slack: int = field(init=False)
 
     def __post_init__(self) -> None:
-        size = integer_argument("size", self.size)
-        if size < 2:
-            raise ValueError(f"size must be >= 2, got {self.size!r}")
-        max_delay = integer_argument("max_delay", self.max_delay)
-        if max_delay < 1:
-            raise ValueError(f"max_delay must be >= 1, got {self.max_delay!r}")
-        try:
-            low, high = self.delay_range
-        except (TypeError, ValueError):
-            raise ValueError(f"delay_range must be a pair (low, high), got {self.delay_range!r}") from None
-        low, high = integer_argument("delay_range", low), integer_argument("delay_range", high)
-        if not 1 <= low <= high <= max_delay:
-            raise ValueError(
-                f"delay_range must satisfy 1 <= low <= high <= max_delay={max_delay}, "
-                f"got {self.delay_range!r}"
-            )
-        slack = 2 * (size - 1) if self.slack is None else integer_argument("slack", self.slack)
-        if slack < 0:
-            raise ValueError(f"slack must be >= 0, got {self.slack!r}")
-        cell_px = integer_argument("cell_px", self.cell_px)
-        if cell_px < 1:
-            raise ValueError(f"cell_px must be >= 1, got {self.cell_px!r}")
-        for name, value, allowed in (
-            ("obs_mode", self.obs_mode, OBS_MODES),
-            ("reward_mode", self.reward_mode, REWARD_MODES),
-            ("render_mode", self.render_mode, (None, *RENDER_MODES)),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        size = integer_at_least("size", self.size, 2)
+        max_delay = integer_at_least("max_delay", self.max_delay, 1)
+        delay_range = delay_range_argument(self.delay_range, max_delay)
+        slack = 2 * (size - 1) if self.slack is None else integer_at_least("slack", self.slack, 0)
+        cell_px = integer_at_least("cell_px", self.cell_px, 1)
+        choice_argument("obs_mode", self.obs_mode, OBS_MODES)
+        choice_argument("reward_mode", self.reward_mode, REWARD_MODES)
+        choice_argument("render_mode", self.render_mode, (None, *RENDER_MODES))
         for name, value in (
             ("size", size),
-            ("delay_range", (low, high)),
+            ("delay_range", delay_range),
             ("max_delay", max_delay),
             ("cell_px", cell_px),
             ("timeout_slack", slack),
@@ -170,10 +146,7 @@ class GridTaskConfig:
 
     def checked_delay(self, delay: object) -> int:
         """`delay` as an int in 1..max_delay, else a ValueError naming it."""
-        value = integer_argument("delay", delay)
-        if not 1 <= value <= self.max_delay:
-            raise ValueError(f"delay must be in 1..{self.max_delay} (max_delay), got {delay!r}")
-        return value
+        return delay_argument(delay, self.max_delay)
 
 
 @dataclass(frozen=True)
@@ -187,8 +160,7 @@ class TimeTrackConfig(GridTaskConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.stimulus not in STIMULUS_MODES:
-            raise ValueError(f"stimulus must be one of {STIMULUS_MODES}, got {self.stimulus!r}")
+        choice_argument("stimulus", self.stimulus, STIMULUS_MODES)
 
     @property
     def rule(self) -> TimingRule:

@@ -6,23 +6,22 @@ Each task (TimeTrack, IntervalTiming) is a subclass that names its config class 
 
 from __future__ import annotations
 
-import operator
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from nalu_rl.envs.arguments import action_argument
 from nalu_rl.envs.drawing import PixelPainter, paint_grid
+from nalu_rl.envs.draws import SingleEnvUniforms
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
-    EPISODES_PER_DRAW,
     NO_OUTCOME,
     NUM_ACTIONS,
     OUTCOMES,
     EpisodeBatch,
     GridTaskConfig,
-    draw_uniforms,
     success_ceiling,
 )
 
@@ -100,23 +99,10 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._batch = EpisodeBatch(self.config, 1)
         self._observe = ObservationMaker(self.config)
-        self._uniforms = np.zeros((0, 2))
-        self._uniforms_used = 0
-        self._uniforms_rng: np.random.Generator | None = None
+        self._uniforms = SingleEnvUniforms()
         self._outcome = ""
         self._needs_reset = True
         self._renderer = EpisodeRenderer(self.render_mode, self.config.size, self.window_title)
-
-    def _next_uniforms(self) -> np.ndarray:
-        rng = self.np_random
-        # A new generator (seeded reset, or one assigned by the user) starts a fresh draw.
-        if rng is not self._uniforms_rng or self._uniforms_used == EPISODES_PER_DRAW:
-            self._uniforms = draw_uniforms(rng)
-            self._uniforms_rng = rng
-            self._uniforms_used = 0
-        row = self._uniforms[self._uniforms_used : self._uniforms_used + 1]
-        self._uniforms_used += 1
-        return row
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -126,7 +112,7 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
         delay = None
         if options and options.get("delay") is not None:
             delay = self.config.checked_delay(options["delay"])
-        self._batch.start(slice(None), self._next_uniforms(), delay)
+        self._batch.start(slice(None), self._uniforms.next(self.np_random), delay)
         self._outcome = ""
         self._needs_reset = False
         if self.render_mode == "human":
@@ -137,12 +123,7 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
         """Take one action; see the class docstring for the rules."""
         if self._needs_reset:
             raise RuntimeError("the episode has ended (or never started): call reset() first")
-        try:
-            action_index = operator.index(action)
-        except TypeError:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}") from None
-        if not 0 <= action_index < NUM_ACTIONS:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+        action_index = action_argument(action, NUM_ACTIONS)
         reward, terminated, outcome = self._batch.advance(np.array([action_index]))
         ended = bool(terminated[0])
         info = self._info()

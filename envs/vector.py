@@ -13,6 +13,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from nalu_rl.envs.arguments import actions_argument
 from nalu_rl.envs.interval_timing import IntervalTimingEnv
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
@@ -90,15 +91,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         """Advance every env by one action (an int array of shape (num_envs,)); see the class docstring."""
         if self._uniforms is None:
             raise RuntimeError("the vector env has not been reset: call reset() first")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), "
-                f"got {actions.dtype} array of shape {actions.shape}"
-            )
-        if actions.min() < 0 or actions.max() >= NUM_ACTIONS:
-            bad = actions[(actions < 0) | (actions >= NUM_ACTIONS)]
-            raise ValueError(f"actions must be in 0..{NUM_ACTIONS - 1}, got {bad[:8].tolist()}")
+        actions = actions_argument(actions, self.num_envs, NUM_ACTIONS)
         batch = self._batch
         restarting = self._episode_ended
         reward, terminated, outcome = batch.advance(actions)
