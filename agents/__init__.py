@@ -3,7 +3,8 @@ registries of cores, encoders and agents that the project's own parts and a user
 (with `register_unit` and `ArithmeticUnit` of `nalu_rl.units`, so one import serves a plug-in)."""
 
 from nalu_rl.agents import catalog as _catalog  # noqa: F401  (registers the project's agents)
-from nalu_rl.agents.cores import Core
+from nalu_rl.agents import cores as _cores  # noqa: F401  (registers the project's cores)
+from nalu_rl.agents.core import Core
 from nalu_rl.agents.encoders import OBSERVATION_KEY, STIMULUS_KEY
 from nalu_rl.agents.losses import (
     LossTerms,

@@ -82,7 +82,7 @@ SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 # the NAU's regulariser pulls each weight to -1, 0 or +1, so the ones it does not need can go to 0;
 # snapped, so that a weight the regulariser has brought near an integer counts as exactly that.
 LEARNED_COUNT = replace(
-    SIGNED_COUNT, counter="event-count", counter_inputs=_ENCODER_AND_STIMULUS, unit="snap-nau"
+    SIGNED_COUNT, counter="event-counter", counter_inputs=_ENCODER_AND_STIMULUS, unit="snap-nau"
 )
 
 # The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one

@@ -28,7 +28,7 @@ import gymnasium
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.agents.cores import SEQUENCE_SIGNALS, Core
+from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
 from nalu_rl.agents.distributions import ActionSizes, logits_width
 from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
 from nalu_rl.agents.observations import leaf_transform, observation_dict_space

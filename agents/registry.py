@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import gymnasium
     from torch import nn
 
-    from nalu_rl.agents.cores import Core
+    from nalu_rl.agents.core import Core
 
 # (inputs, input_widths, size, wiring) -> Core: a core reading the signals `inputs` (widths by name),
 # with a state of `size` units; `wiring` carries the agent's other settings (e.g. its unit).

@@ -125,7 +125,8 @@ class Wiring:
         """The validated Wiring of `to_dict` output; raises ValueError on unknown or invalid fields.
 
         Fields added since a checkpoint was written take their defaults; the memory slot's old names
-        (`lstm_inputs`, `lstm_size`, the signal "lstm") are read as today's.
+        (`lstm_inputs`, `lstm_size`, the signal "lstm") and the event counter's (the core
+        "event-count") are read as today's.
         """
         values = _renamed_legacy_names(values)
         unknown = sorted(set(values) - set(WIRING_OPTIONS))
@@ -140,16 +141,22 @@ class Wiring:
 LEGACY_FIELD_NAMES = {"lstm_inputs": "memory_inputs", "lstm_size": "memory_size"}
 LEGACY_SIGNAL_NAMES = {"lstm": MEMORY_SIGNAL}
 SIGNAL_LIST_FIELDS = ("memory_inputs", "counter_inputs", "actor_inputs", "critic_inputs")
+# The event counter's first registered name; the shipped learned-count checkpoints record it.
+LEGACY_CORE_NAMES = {"event-count": "event-counter"}
 
 
 def _renamed_legacy_names(values: dict[str, Any]) -> dict[str, Any]:
-    """Stored wiring fields with the memory slot's old field and signal names replaced by today's."""
+    """Stored wiring fields with the memory slot's old field and signal names, and the cores' old
+    names, replaced by today's."""
     renamed = {LEGACY_FIELD_NAMES.get(name, name): value for name, value in values.items()}
     if len(renamed) != len(values):
         raise ValueError(f"a wiring gives both an old and a new name of one field: {sorted(values)}")
     for name in SIGNAL_LIST_FIELDS:
         if isinstance(renamed.get(name), (list, tuple)):
             renamed[name] = [LEGACY_SIGNAL_NAMES.get(signal, signal) for signal in renamed[name]]
+    for name in ("memory_core", "counter"):
+        if isinstance(renamed.get(name), str):
+            renamed[name] = LEGACY_CORE_NAMES.get(renamed[name], renamed[name])
     return renamed
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 import torch
 
 from nalu_rl.agents import agent_spec, agent_wiring, register_agent, register_core
-from nalu_rl.agents.cores import AccumulatorCore
+from nalu_rl.agents.counter_cores import AccumulatorCore
 from nalu_rl.units import run_in_float32
 
 

@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         lasted = [trace for trace in traces if trace.steps >= trace.due]  # played through the wait
         exact_scales = [exact_scale(trace) for trace in lasted]
         bits = np.concatenate(
-            [trace.views[view] for trace in traces for view in ("learned_events", "learned_phase")], axis=None
+            [trace.views[view] for trace in traces for view in ("event_bits", "event_phase")], axis=None
         )
-        on = np.concatenate([trace.views["learned_events"] for trace in traces]).mean(0).round(3).tolist()
+        on = np.concatenate([trace.views["event_bits"] for trace in traces]).mean(0).round(3).tolist()
         scales = ", ".join(sorted({f"{scale:g}" for scale in exact_scales if scale is not None}))
         print(
             f"{path}: {config.get('env_id', 'nalu_rl/TimeTrack-v0')}, T = {arguments.delay}, "
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 def exact_scale(trace) -> float | None:
     """c where the count is exactly c * (due - t - 1) over the last T steps before the due time."""
     wait = slice(trace.due - trace.delay, trace.due)
-    count = trace.views["learned_count"][wait, 0]
+    count = trace.views["event_count"][wait, 0]
     left = trace.time_left()[wait] - 1.0
     return next((scale for scale in EXACT_SCALES if np.array_equal(count, scale * left)), None)
 

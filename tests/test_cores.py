@@ -10,14 +10,9 @@ import torch
 from gymnasium import spaces
 
 from nalu_rl.agents import Wiring, agent_wiring, make_agent
-from nalu_rl.agents.cores import (
-    AccumulatorCore,
-    Core,
-    GRUCore,
-    LinearRecurrenceCore,
-    LSTMCore,
-    RecurrentUnitCore,
-)
+from nalu_rl.agents.core import Core
+from nalu_rl.agents.counter_cores import AccumulatorCore, LinearRecurrenceCore, RecurrentUnitCore
+from nalu_rl.agents.memory_cores import GRUCore, LSTMCore
 
 WIDTHS = {"encoder": 6, "stimulus": 1, "bias": 1, "memory": 5, "count": 3}
 NAC, NAU = Wiring(unit="nac"), Wiring(unit="nau")

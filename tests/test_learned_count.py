@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from nalu_rl.agents import make_agent
-from nalu_rl.agents.cores import EventCounterCore
+from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.envs import IntervalTimingEnv
 from nalu_rl.units import (
     ARITHMETIC_UNITS,
@@ -296,9 +296,9 @@ def test_the_shipped_learned_count_counts_the_time_left_with_events_of_exactly_0
     )
     delay = 1000
     (trace,) = record_state_traces(model, config, [delay], episodes=1)
-    events = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
+    events = np.concatenate([trace.views["event_bits"], trace.views["event_phase"]], axis=1)
     assert trace.steps > 900 and np.isin(events, (0.0, 1.0)).all()
-    count = trace.views["learned_count"][:, 0]
+    count = trace.views["event_count"][:, 0]
     time_left = trace.time_left() - 1.0  # T - t - 1
     assert np.array_equal(count, time_left) or np.array_equal(count, -time_left)
 
@@ -315,9 +315,9 @@ def test_the_shipped_interval_timing_learned_count_counts_light_up_and_dark_down
     assert config["env_id"] == "nalu_rl/IntervalTiming-v0" and config["agent"] == "learned-count"
     delay = 1000
     (trace,) = record_state_traces(model, config, [delay], episodes=1)
-    events = np.concatenate([trace.views["learned_events"], trace.views["learned_phase"]], axis=1)
+    events = np.concatenate([trace.views["event_bits"], trace.views["event_phase"]], axis=1)
     assert trace.steps >= 2 * delay and np.isin(events, (0.0, 1.0)).all()
-    count = trace.views["learned_count"][: 2 * delay, 0]
+    count = trace.views["event_count"][: 2 * delay, 0]
     t = np.arange(2 * delay)
     light_minus_dark = np.where(t < delay, t + 1, 2 * delay - t - 1).astype(np.float32)
     assert any(np.array_equal(count, scale * light_minus_dark) for scale in (0.5, -0.5, 1.0, -1.0))

@@ -268,6 +268,15 @@ def test_a_stored_wiring_with_the_lstm_names_reads_as_the_memory_names() -> None
         Wiring.from_dict({**stored, "memory_size": 64})
 
 
+def test_the_shipped_learned_count_checkpoints_recording_event_count_load_the_event_counter() -> None:
+    for name in ("learned-count", "learned-count-interval"):
+        payload = load_checkpoint(checkpoint_module.shipped_checkpoint(name))
+        assert payload["wiring"]["counter"] == "event-count"  # its name when they were written
+        model, _ = load_agent(checkpoint_module.shipped_checkpoint(name))
+        assert model.wiring == agent_wiring("learned-count")
+        assert model.wiring.counter == "event-counter"
+
+
 def test_cartpole_trains_through_env_id_and_writes_its_run_folder(tmp_path: Path) -> None:
     run = tmp_path / "cartpole"
     finished = train.run_training(
