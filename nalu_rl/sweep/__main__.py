@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupted = False
         if pending:
             with stop_requests() as stop_requested:
-                backend.run_trials(plan, args, pending, progress, cpus, gpus, stop_requested)
+                backend.run_trials(plan.folder, args, pending, progress, cpus, gpus, stop_requested)
                 interrupted = stop_requested()
         return summarize(plan, specs, progress, interrupted=interrupted)
     finally:

@@ -16,6 +16,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -24,7 +25,7 @@ from ray import tune
 from nalu_rl.cli import CliError
 from nalu_rl.errors import one_line
 from nalu_rl.sweep.folder import last_exit_description
-from nalu_rl.sweep.plan import SweepPlan, source_checkout
+from nalu_rl.sweep.plan import source_checkout
 from nalu_rl.sweep.progress import SweepProgress
 from nalu_rl.sweep.trial import TrainProcess, TrialSpec
 
@@ -171,15 +172,22 @@ def _quiet_tune() -> None:
 
 
 def run_trials(
-    plan: SweepPlan,
+    folder: Path,
     args: argparse.Namespace,
     specs: Sequence[TrialSpec],
     progress: SweepProgress,
     cpus: int,
     gpus: float,
     stop_requested: Callable[[], bool],
+    trainable: type[TrainRunTrial] = TrainRunTrial,
+    shared_config: dict[str, Any] | None = None,
 ) -> None:
-    """Run the trials of `specs` as one Tune experiment, until they end or a stop is requested."""
+    """Run the trials of `specs` as one Tune experiment (its records in `folder`/.ray), until they end
+    or a stop is requested.
+
+    `trainable` runs each trial (a `TrainRunTrial`, or a subclass that does more once train has
+    finished); `shared_config` is added to every trial's config beside its "trial" spec.
+    """
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # the command passes signals on to the trials
     os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"
     if not args.verbose:
@@ -189,8 +197,8 @@ def run_trials(
         return _spec(trial).name
 
     tuner = tune.Tuner(
-        tune.with_resources(TrainRunTrial, {"cpu": cpus, "gpu": gpus}),
-        param_space={"trial": tune.grid_search([spec.to_json() for spec in specs])},
+        tune.with_resources(trainable, {"cpu": cpus, "gpu": gpus}),
+        param_space={**(shared_config or {}), "trial": tune.grid_search([spec.to_json() for spec in specs])},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=args.max_concurrent,
             trial_name_creator=trial_name,
@@ -198,7 +206,7 @@ def run_trials(
         ),
         run_config=RunConfig(
             name=time.strftime("%Y%m%d-%H%M%S"),
-            storage_path=str(plan.folder / ".ray"),
+            storage_path=str(folder / ".ray"),
             failure_config=FailureConfig(max_failures=args.max_failures),
             checkpoint_config=CheckpointConfig(checkpoint_frequency=0, checkpoint_at_end=False),
             callbacks=[ProgressCallback(progress)],
