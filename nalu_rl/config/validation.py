@@ -1,0 +1,134 @@
+"""Whether a `Config` can work: one check per group of options, as `--help` lists them (the agent,
+the runtime, the learner, the run, the environment), each raising InputError naming the first
+option of its group whose value cannot work. The environment's comes last: it builds one env."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nalu_rl.config.options import Config
+from nalu_rl.errors import InputError
+
+
+def validate(config: Config) -> None:
+    """Raise InputError naming the first option whose value cannot work."""
+    validate_agent(config)
+    validate_runtime(config)
+    validate_learner(config)
+    validate_run(config)
+    validate_environment(config)
+
+
+def validate_agent(config: Config) -> None:
+    """--agent is registered (after importing the --import modules), and so is every part it names."""
+    from nalu_rl.agents import agent_names, agent_wiring, check_parts_registered
+    from nalu_rl.plugins import import_modules
+
+    import_modules(config.imports)
+    if config.agent not in agent_names():
+        raise InputError(
+            f"unknown agent {config.agent!r}; choose one of {', '.join(agent_names())} "
+            "(or register yours in a module given to --import)"
+        )
+    try:
+        check_parts_registered(agent_wiring(config.agent))
+    except ValueError as error:
+        raise InputError(f"agent {config.agent!r}: {error}") from None
+
+
+def validate_runtime(config: Config) -> None:
+    """The processes, envs, buffers and device, and what each --runtime supports of the learner."""
+    _require_at_least_one(
+        config, ("envs_per_actor", "hogwild_envs", "unroll_length", "batch_unrolls", "buffers_per_actor")
+    )
+    _require_non_negative(config, ("actors", "learner_threads"))
+    buffers = config.actors * config.buffers_per_actor
+    if (
+        config.runtime == "learner"
+        and config.actors
+        and not config.synchronous
+        and config.batch_unrolls > buffers
+    ):
+        raise InputError(
+            f"--batch-unrolls {config.batch_unrolls} needs as many rollout buffers, but --actors "
+            f"{config.actors} x --buffers-per-actor {config.buffers_per_actor} gives {buffers}"
+        )
+    if config.runtime == "hogwild" and config.regularizer_gate_success:
+        raise InputError(
+            f"--regularizer-gate-success {config.regularizer_gate_success:g} needs --runtime learner "
+            "(with hogwild give --regularizer-gate-success 0)"
+        )
+    if config.runtime == "hogwild" and config.algo == "ppo":
+        raise InputError("--algo ppo runs on --runtime learner; --runtime hogwild takes --algo a3c")
+    if config.runtime == "hogwild" and config.return_norm:
+        raise InputError(
+            "--return-norm keeps one run's statistics, which hogwild workers do not share; "
+            "give --no-return-norm with --runtime hogwild"
+        )
+    if config.runtime == "hogwild" and config.actors < 1:
+        raise InputError("--runtime hogwild needs --actors of at least 1")
+    if config.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InputError("--device cuda asked for, but torch sees no CUDA device")
+
+
+def validate_learner(config: Config) -> None:
+    """The update's options: the regulariser's gate, PPO's, the entropy bonus, the targets, the rates."""
+    if not 0.0 <= config.regularizer_gate_success <= 1.0:
+        gate = config.regularizer_gate_success
+        raise InputError(f"--regularizer-gate-success must be in [0, 1], got {gate}")
+    _require_at_least_one(config, ("ppo_epochs", "ppo_minibatches"))
+    for name in ("entropy_coef", "entropy_coef_final"):
+        value = getattr(config, name)
+        if value is not None and not 0.0 <= value < float("inf"):  # also rejects NaN
+            raise InputError(f"--{_flag(name)} must not be negative, got {value}")
+    if not 0.0 <= config.gae_lambda <= 1.0:
+        raise InputError(f"--gae-lambda must be in [0, 1], got {config.gae_lambda}")
+    if not config.clip_coef > 0.0:
+        raise InputError(f"--clip-coef must be positive, got {config.clip_coef}")
+    if not config.value_clip >= 0.0:
+        raise InputError(f"--value-clip must not be negative, got {config.value_clip}")
+    if not 0.0 < config.gamma <= 1.0:
+        raise InputError(f"--gamma must be in (0, 1], got {config.gamma}")
+    if config.learning_rate <= 0:
+        raise InputError(f"--learning-rate must be positive, got {config.learning_rate}")
+    if not 0 < config.unit_lr_scale < float("inf"):  # also rejects NaN
+        raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
+
+
+def validate_run(config: Config) -> None:
+    """The run's budgets, its success window and target, and its final evaluation."""
+    _require_non_negative(config, ("total_steps", "time_budget_s", "eval_episodes", "success_window"))
+    if not config.target_fraction >= 0.0:
+        raise InputError(f"--target-fraction must not be negative, got {config.target_fraction}")
+
+
+def validate_environment(config: Config) -> None:
+    """The task options, then one env built from --env-id and them (unknown ids, bad keyword
+    arguments and continuous actions fail there; the device runtime steps the timing gridworlds only)."""
+    _require_at_least_one(config, ("size",))
+    low, high = config.delay_range
+    if not 1 <= low <= high:
+        raise InputError(f"--delay-range must satisfy 1 <= LO <= HI, got {low} {high}")
+    with config.environment() as environment:
+        environment.spaces()
+        if config.runtime == "device":
+            environment.grid_task_config()
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _require_at_least_one(config: Config, names: Sequence[str]) -> None:
+    for name in names:
+        if getattr(config, name) < 1:
+            raise InputError(f"--{_flag(name)} must be at least 1, got {getattr(config, name)}")
+
+
+def _require_non_negative(config: Config, names: Sequence[str]) -> None:
+    for name in names:
+        if getattr(config, name) < 0:
+            raise InputError(f"--{_flag(name)} must not be negative, got {getattr(config, name)}")
