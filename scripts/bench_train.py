@@ -50,6 +50,19 @@ def training_run(argv: list[str]) -> Any:
         return train.run_training(argv)
 
 
+def learner_class() -> type:
+    """The update's `Learner` of the revision at hand (older revisions kept it in the learner runtime's
+    module, and before the runtime room in nalu_rl/learner.py)."""
+    try:
+        from nalu_rl.runtime.update import Learner
+    except ImportError:
+        try:
+            from nalu_rl.runtime.learner import Learner
+        except ImportError:
+            from nalu_rl.learner import Learner
+    return Learner
+
+
 def learner_samples_per_second(
     agent: str, obs: str, device: str, envs: int, unroll: int, updates: int, precision: str | None = None
 ) -> float:
@@ -58,14 +71,15 @@ def learner_samples_per_second(
 
     try:  # revisions before the runtime room kept these modules in nalu_rl/ itself
         from nalu_rl.runtime.actor import Actor
-        from nalu_rl.runtime.learner import Learner
         from nalu_rl.runtime.rollout import RolloutBuffers
         from nalu_rl.runtime.workers import retain_freed_memory
     except ImportError:
         from nalu_rl.actor import Actor
-        from nalu_rl.learner import Learner, retain_freed_memory
+        from nalu_rl.learner import retain_freed_memory
         from nalu_rl.rollout import RolloutBuffers
     from nalu_rl.config import Config
+
+    Learner = learner_class()
 
     retain_freed_memory()  # as the learner runtime does
     # Without `precision` the code's default applies (revisions older than --precision lack it).
@@ -224,7 +238,8 @@ def device_learner_samples_per_second(
     from nalu_rl.config import Config
     from nalu_rl.runtime.device import DeviceActor
     from nalu_rl.runtime.device_env import make_tensor_env
-    from nalu_rl.runtime.learner import Learner
+
+    Learner = learner_class()
 
     chosen = {} if precision is None else {"precision": precision}
     config = Config(agent=agent, obs=obs, runtime="device", device=device, **chosen)

@@ -23,9 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     from nalu_rl.agents.losses import action_log_probs, normalize_advantages, policy_entropy
     from nalu_rl.config import parse_config
     from nalu_rl.runtime.actor import Actor, build_policy
-    from nalu_rl.runtime.learner import batch_targets
     from nalu_rl.runtime.normalization import RewardNormalizer
     from nalu_rl.runtime.rollout import RolloutBuffers
+    from nalu_rl.runtime.update import batch_targets
 
     config, _ = parse_config([*train_argv, "--actors", "0", "--precision", "fp32"])
     torch.manual_seed(config.seed)

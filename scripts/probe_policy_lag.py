@@ -21,9 +21,10 @@ import nalu_rl.train
 from nalu_rl.cli import CliError, one_line_errors, run_cli
 from nalu_rl.runtime import training
 from nalu_rl.runtime.actor import Actor, build_policy
-from nalu_rl.runtime.learner import Learner, learn
+from nalu_rl.runtime.learner import learn
 from nalu_rl.runtime.rollout import RolloutBuffers, WeightStore
 from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.update import Learner
 
 
 def _weights_copy(model: torch.nn.Module) -> dict[str, torch.Tensor]:

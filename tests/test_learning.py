@@ -183,8 +183,8 @@ def test_the_defaults_learn_the_one_step_memory_task(tmp_path: Path) -> None:
 def test_the_measured_agents_timing_task_loss_is_the_a3c_v_trace_loss_as_before() -> None:
     from nalu_rl.agents import actor_critic_loss, agent_wiring, vtrace
     from nalu_rl.runtime.actor import Actor, build_policy
-    from nalu_rl.runtime.learner import compute_loss
     from nalu_rl.runtime.rollout import RolloutBuffers
+    from nalu_rl.runtime.update import compute_loss
 
     config, _ = parse_config(
         ["--agent", "nac", "--obs", "symbolic", "--envs-per-actor", "4", "--precision", "fp32"]

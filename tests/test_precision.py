@@ -86,8 +86,8 @@ def test_auto_picks_fp32_on_cuda_where_bf16_was_measured_slower() -> None:
 def test_bf16_learner_update_on_cuda_is_finite_and_keeps_float32_weights() -> None:
     from nalu_rl.config import Config
     from nalu_rl.runtime.actor import Actor
-    from nalu_rl.runtime.learner import Learner
     from nalu_rl.runtime.rollout import RolloutBuffers
+    from nalu_rl.runtime.update import Learner
 
     config = Config(agent="nac", obs="pixels", envs_per_actor=16, unroll_length=20, precision="bf16")
     space = TimeTrackEnv(**config.env_kwargs()).observation_space

@@ -232,7 +232,7 @@ def test_weight_store_versions_and_pull_only_when_newer() -> None:
 
 def test_unit_regularizer_follows_its_warm_up_and_nau_weights_stay_in_range() -> None:
     from nalu_rl.config import Config
-    from nalu_rl.runtime.learner import Learner, compute_loss
+    from nalu_rl.runtime.update import Learner, compute_loss
     from nalu_rl.units import NAU
 
     schedule = {"regularizer_weight": 0.5, "regularizer_start_steps": 100, "regularizer_end_steps": 300}

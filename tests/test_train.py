@@ -232,16 +232,16 @@ def test_nan_losses_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
     one_process = ONE_PROCESS_RUNTIMES[runtime]
     train.run_training([*EASY, *one_process, "--total-steps", "640", "--logdir", str(tmp_path)])
     good = load_checkpoint(tmp_path)
-    from nalu_rl.runtime import learner
+    from nalu_rl.runtime import update
 
-    real_loss = learner.compute_loss
+    real_loss = update.compute_loss
 
     def nan_loss(*args, **kwargs):
         total, extras = real_loss(*args, **kwargs)
         extras["loss/total"] = float("nan")
         return total * float("nan"), extras
 
-    monkeypatch.setattr(learner, "compute_loss", nan_loss)
+    monkeypatch.setattr(update, "compute_loss", nan_loss)
     code, stderr = run_cli_capture(
         ["--resume", str(tmp_path), "--total-steps", "100000", "--max-bad-updates", "3"], capsys
     )

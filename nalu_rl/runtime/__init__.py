@@ -7,10 +7,12 @@ One concept per module, each importing only the ones above it in this list:
   monitor.py   what a user watches: recent episodes, the progress bar, TensorBoard
   status.py    what a program watches: run_status.json (state, steps, why the run ended), its one writer
   logbook.py   what one TensorBoard log of the run writes, and what the logs count between writes
-  run.py       the run: model, optimizer, counts, the stop rule, logs and checkpoints
+  stop_rule.py  why a run must end: signals, failures (NaN updates, dying workers), budgets, the target
+  run.py       the run: model, optimizer, counts, logs and checkpoints, asking the stop rule
   run_folder.py  the run folder: created for a new run, read back (config, checkpoint) for --resume
   actor.py     acting: a vector env played by a CPU copy of the policy into rollout buffers
-  learner.py   the loss, the one guarded update, and the learner runtime (actors feed one learner)
+  update.py    the update of a rollout batch: the A3C or PPO loss and the one guarded step (`Learner`)
+  learner.py   the learner runtime (actors feed one learner)
   hogwild.py   the hogwild runtime (workers apply gradients to one shared model)
   device_env.py  the timing tasks as tensors on a device, running the rules of nalu_rl.envs.rules
   device.py    the device runtime (the tensor envs, the policy and the learner in one process)

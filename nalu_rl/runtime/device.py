@@ -23,9 +23,9 @@ from nalu_rl.agents import distributions
 from nalu_rl.envs.rules import SUCCESS
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.device_env import DeviceUniforms, TimingTensorEnv, make_tensor_env
-from nalu_rl.runtime.learner import Learner
 from nalu_rl.runtime.rollout import NO_OUTCOME, OTHER_END_CODE, SUCCESS_CODE, RolloutBatch
 from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.update import Learner
 
 _TORCH_DTYPES = {"uint8": torch.uint8, "float32": torch.float32}
 

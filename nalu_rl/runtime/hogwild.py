@@ -1,10 +1,10 @@
 """The hogwild runtime: the classic A3C of Mnih et al.
 
 K worker processes each play their own env(s) with a local copy of the model, compute the
-gradient of the same loss as the learner runtime on their own unroll, and apply it to one model
-in shared memory. The Adam step, moments included, is serialised by a lock: two workers never
-update the optimizer state at once, so no update is lost (the gradients themselves may be
-computed from slightly stale weights, as in A3C).
+gradient of the same loss as the learner runtime (`runtime/update.py`) on their own unroll, and
+apply it to one model in shared memory. The Adam step, moments included, is serialised by a lock:
+two workers never update the optimizer state at once, so no update is lost (the gradients
+themselves may be computed from slightly stale weights, as in A3C).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 import torch
 
 from nalu_rl.runtime.actor import Actor, build_policy
-from nalu_rl.runtime.learner import compute_loss, guarded_update
 from nalu_rl.runtime.rollout import RolloutBuffers
 from nalu_rl.runtime.run import TrainingRun, build_optimizer
+from nalu_rl.runtime.update import compute_loss, guarded_update
 from nalu_rl.runtime.workers import WorkerPool, prepare_worker_process
 from nalu_rl.units import clamp_unit_weights_
 

@@ -1,6 +1,7 @@
-"""The run: the model and optimizer a runtime trains, its counts, the stop rule, logs and checkpoints.
+"""The run: the model and optimizer a runtime trains, its counts, logs and checkpoints; why it must
+end is its stop rule's (`runtime/stop_rule.py`).
 
-The runtimes (`learner`, `hogwild`) report what happened through `TrainingRun`'s methods
+The runtimes (`learner`, `hogwild`, `device`) report what happened through `TrainingRun`'s methods
 (`record_batch`, `record_update`, `workers_replaced`, `add_busy_time`, `set_scalar`) and ask
 `should_stop()` once per turn of their loop; they never write the run's state themselves.
 """
@@ -14,7 +15,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,13 @@ from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
 from nalu_rl.runtime.normalization import RewardNormalizer
 from nalu_rl.runtime.rollout import RolloutBatch
 from nalu_rl.runtime.status import RunStatusFile
+from nalu_rl.runtime.stop_rule import RunCounters, StopRule
 from nalu_rl.units import ArithmeticUnit
 
 # Seconds between looks at whether the recent training score is the run's best (then best.pt is written).
 BEST_CHECK_INTERVAL_S = 10.0
 # The file of the run's model at its best recent training score (the latest is checkpoint.pt).
 BEST_CHECKPOINT = "best.pt"
-
-# Worker processes that may die in a row, with no step delivered in between, before the run gives up.
-MAX_RESTARTS_WITHOUT_PROGRESS = 10
 
 
 def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
@@ -73,62 +71,6 @@ def training_range_ceilings(environment: RunEnvironment) -> list[float] | None:
         return None
     low, high = environment.delay_range
     return [environment.success_ceiling(delay) for delay in range(low, high + 1)]
-
-
-@dataclass
-class RunCounters:
-    """What happened so far in a run, beyond steps and updates (logged to TensorBoard)."""
-
-    episodes: int = 0
-    bad_updates: int = 0
-    bad_updates_in_a_row: int = 0
-    worker_restarts: int = 0
-    restarts_without_progress: int = 0
-    steps_at_last_restart: int = -1
-    max_policy_lag: int = 0
-
-
-class StopRule:
-    """Why a run must end, if it must: a signal, a failure, the step budget or the success target."""
-
-    def __init__(self, config: Config, logdir: Path) -> None:
-        self.config = config
-        self.logdir = logdir
-        self.signal_received: int | None = None
-        # When the first SIGINT / SIGTERM arrived (time.perf_counter()), None before.
-        self.signal_received_at: float | None = None
-        self.reason: str | None = None
-        self.failure: str | None = None
-        self.started = time.perf_counter()
-
-    def check(self, steps: int, counters: RunCounters, window: EpisodeWindow) -> bool:
-        """Decide on the current state; True once the run must end (the first reason found sticks)."""
-        if self.reason is not None:
-            return True
-        if self.signal_received is not None:
-            self.reason = f"stopped by {signal.Signals(self.signal_received).name}"
-        elif counters.bad_updates_in_a_row >= self.config.max_bad_updates:
-            self.failure = (
-                f"{counters.bad_updates_in_a_row} updates in a row had a NaN/inf loss or "
-                f"gradient; stopped, the last good checkpoint is {self.logdir / 'checkpoint.pt'}"
-            )
-        elif counters.restarts_without_progress >= MAX_RESTARTS_WITHOUT_PROGRESS:
-            self.failure = (
-                f"{counters.restarts_without_progress} worker processes died in a row without "
-                "delivering a step (their errors are above); stopped"
-            )
-        elif steps >= self.config.total_steps:
-            self.reason = f"step budget of {self.config.total_steps:,} spent"
-        elif self.config.time_budget_s and time.perf_counter() - self.started >= self.config.time_budget_s:
-            self.reason = f"time budget of {self.config.time_budget_s:g} s spent"
-        elif window.target_reached():
-            self.reason = (
-                f"target reached: success {window.success_rate():.3f} >= "
-                f"{window.target_success_rate:.3f} over the last {window.capacity} episodes"
-            )
-        if self.failure is not None:
-            self.reason = "failed"
-        return self.reason is not None
 
 
 class TrainingRun:
