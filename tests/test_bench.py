@@ -174,3 +174,29 @@ def test_a_tiny_benchmark_scores_resumes_and_re_evaluates_a_lost_csv(tmp_path: P
     assert bench_main(["--resume", "--name", "t", "--root", str(tmp_path)]) == 0
     assert csvs[1].read_text() == before  # the evaluation seed makes it the same episodes
     assert history.read_text().count('"launch"') == launches
+
+
+if "bench_test/UsersTask-v0" not in gymnasium.registry:
+    gymnasium.register(
+        "bench_test/UsersTask-v0",
+        entry_point="nalu_rl.envs.ready_set_go:ReadySetGoEnv",
+        vector_entry_point="nalu_rl.envs.ready_set_go:ReadySetGoVectorEnv",
+    )
+
+
+def test_a_users_timing_task_joins_the_grid_under_its_id(tmp_path: Path) -> None:
+    from nalu_rl.bench.__main__ import build_parser
+
+    args = build_parser().parse_args(
+        ["--tasks", "bench_test/UsersTask-v0", "TimeTrack", "--agents", "lstm", "--root", str(tmp_path)]
+    )
+    plan = bench_plan.plan_bench(args)
+    specs = bench_plan.make_trial_specs(plan)
+    assert [spec.name for spec in specs] == [
+        f"lstm-{task}-seed{seed}" for seed in range(5) for task in ("bench_test-UsersTask-v0", "TimeTrack")
+    ]
+    users, grid = specs[0], specs[1]
+    assert users.obs is None and grid.obs == "symbolic"  # symbolic where a task has pixels too
+    assert bench_plan.result_csv(plan, users) == plan.results / "bench_test-UsersTask-v0" / "lstm-seed0.csv"
+    assert "--total-steps" in users.train_options
+    assert users.train_options[users.train_options.index("--total-steps") + 1] == "10000000"
