@@ -48,6 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     model, config = load_checkpoint_option(args, path)
     with timing_environment(config) as environment:
         max_delay = environment.max_delay
+        render_modes = environment.probe.metadata.get("render_modes", ())
+    if "rgb_array" not in render_modes:
+        raise CliError(
+            f"{environment.env_id} draws no frames (its render modes: {', '.join(render_modes) or 'none'}); "
+            "python -m nalu_rl.evaluate works on it"
+        )
     if args.delay is not None and not 1 <= args.delay <= max_delay:
         raise CliError(f"--delay must be in 1..{max_delay}, got {args.delay}")
     if args.record:

@@ -100,3 +100,17 @@ def test_agents_without_a_counter_get_no_caption(lstm_checkpoint, tmp_path):
     expected = TimeTrackEnv(**ENV_KWARGS, delay_range=(7, 7), render_mode="rgb_array")
     expected.reset(seed=0)
     assert iio.imread(out, index=None)[0].shape[:2] == expected.render().shape[:2]
+
+
+def test_a_task_that_draws_no_frames_is_refused_in_one_line(tmp_path, capsys):
+    from nalu_rl.agents import make_agent
+    from nalu_rl.checkpoint import save_checkpoint
+    from nalu_rl.envs import ReadySetGoEnv
+
+    model = make_agent("lstm", ReadySetGoEnv().observation_space, num_actions=2)
+    path = tmp_path / "ready-set-go.pt"
+    config = {"agent": "lstm", "seed": 0, "env_id": "nalu_rl/ReadySetGo-v0", "env": {}}
+    save_checkpoint(path, {"config": config, "model": model.state_dict()})
+    assert run(["--checkpoint", str(path), "--record", str(tmp_path / "x.gif")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "draws no frames" in error and "evaluate" in error
