@@ -34,8 +34,8 @@ RUN_PATH = re.compile(r"(?<![\w/.-])(runs/[\w./*{},<>$-]*)")
 # (nalu_rl/train.py), run_status.json (runtime/status.py RUN_STATUS_FILE), success_by_delay.{csv,png}
 # (evaluation.py CSV_NAME, PNG_NAME), success_by_delay.md (sweep/report.py), sweep.json
 # (sweep/plan.py SWEEP_FILE), sweep_trial.json, train.log, train.pid (sweep/folder.py), evaluate.log
-# (scripts/interval_timing_runs.sh), TensorBoard's events.out.tfevents.*. tests/test_docs.py checks
-# the list against those constants.
+# (scripts/experiments/interval_timing_runs.sh), TensorBoard's events.out.tfevents.*.
+# tests/test_docs.py checks the list against those constants.
 RUN_FILES = (
     "checkpoint.pt",
     "best.pt",

@@ -2,7 +2,7 @@
 over seeds [95% t-interval]; with -o, a figure of the curves (success rate and episode return
 against steps, one line per seed, one colour per agent).
 
-Reads DATA_DIR/<agent>/seed<k>.csv as `scripts/minigrid_curves.py` writes them (columns steps,
+Reads DATA_DIR/<agent>/seed<k>.csv as `scripts/experiments/minigrid_curves.py` writes them (columns steps,
 success_rate, episode_return; each value over the run's recent-episode window).
 
     python scripts/curve_table.py docs/data/minigrid [-o docs/figures/minigrid_memory.png] [--title T]

@@ -39,7 +39,7 @@ def main() -> None:
         "root",
         type=Path,
         help="folder holding <agent>/seed<k>/ run folders, a sweep folder (<agent>-<obs>-seed<k>/), "
-        "or <agent>-seed<k>/ (scripts/interval_timing_runs.sh)",
+        "or <agent>-seed<k>/ (scripts/experiments/interval_timing_runs.sh)",
     )
     parser.add_argument(
         "--evaluation",
@@ -59,7 +59,7 @@ def main() -> None:
         runs = (
             sorted((args.root / agent).glob("seed*"))
             or sorted(args.root.glob(f"{agent}-*-seed*"))
-            or sorted(args.root.glob(f"{agent}-seed*"))  # scripts/interval_timing_runs.sh
+            or sorted(args.root.glob(f"{agent}-seed*"))  # scripts/experiments/interval_timing_runs.sh
         )
         for run in runs:
             evaluation = run / args.evaluation / "success_by_delay.csv"

@@ -1,8 +1,10 @@
 #!/bin/bash
+# Makes docs/TRAINING.md, "Determinism".
+#
 # The figures of docs/TRAINING.md "Determinism": five 20k-step runs of nac (symbolic, seed 1), then
 # the largest weight difference between two runs with 2 learner threads, between 1 and 2 learner
 # threads, and between two runs with 2 actor processes.
-#   bash scripts/determinism_gaps.sh [FOLDER]   (FOLDER receives runs/determinism-*; PYTHON from the env)
+#   bash scripts/experiments/determinism_gaps.sh [FOLDER]   (FOLDER receives runs/determinism-*; PYTHON from the env)
 set -u
 cd "${1:-.}"
 PY="${PYTHON:-python}"

@@ -1,7 +1,9 @@
-"""How much of an update's gradient is the policy's and how much the value's, on fresh batches of an
+"""Makes docs/TRAINING.md, "Why these defaults: what kept other envs from learning".
+
+How much of an update's gradient is the policy's and how much the value's, on fresh batches of an
 untrained agent: the norm of each term's gradient, with and without return normalisation.
 
-    PYTHONPATH=tests python scripts/loss_gradients.py --env-id CartPole-v1 [train options ...]
+    PYTHONPATH=tests python scripts/experiments/loss_gradients.py --env-id CartPole-v1 [train options ...]
 
 Plays `--batches` batches in one process with the run's (untrained) policy, folding each into the
 return statistics, and prints for the last one the gradient norm of the policy term, of the value
@@ -20,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=10, help="batches played before the one measured")
     args, train_argv = parser.parse_known_args(argv)
-    from nalu_rl.agents.losses import action_log_probs, normalize_advantages, policy_entropy
+    from nalu_rl.agents.losses import action_log_probs, actor_critic_loss, normalize_advantages
     from nalu_rl.config import parse_config
     from nalu_rl.runtime.actor import Actor, build_policy
     from nalu_rl.runtime.normalization import RewardNormalizer
@@ -53,18 +55,29 @@ def main(argv: list[str] | None = None) -> int:
         logits, values, _ = model(scaled.obs, scaled.episode_start, scaled.initial_state)
         length = scaled.actions.shape[0]
         logits = logits[:length]
-        targets = batch_targets(config, scaled, values, action_log_probs(logits, scaled.actions))
+        log_probs = action_log_probs(logits, scaled.actions, model.num_actions)
+        targets = batch_targets(config, scaled, values, log_probs)
         mask = (~scaled.ignored).float()
         advantages = targets.advantages
         if config.advantage_norm:
             advantages = normalize_advantages(advantages, mask)
-        count = mask.sum()
+        # The A3C loss as the learner computes it (nalu_rl/runtime/update.py, compute_loss), each term
+        # with the weight it enters the total with.
+        loss = actor_critic_loss(
+            logits,
+            scaled.actions,
+            values[:length],
+            targets.value_targets,
+            advantages,
+            mask,
+            value_coef=config.value_coef,
+            entropy_coef=config.entropy_coef,
+            action_sizes=model.num_actions,
+        )
         terms = {
-            "policy": -(action_log_probs(logits, scaled.actions) * advantages * mask).sum() / count,
-            "value": config.value_coef
-            * (0.5 * (values[:length] - targets.value_targets).square() * mask).sum()
-            / count,
-            "entropy": config.entropy_coef * (policy_entropy(logits) * mask).sum() / count,
+            "policy": loss.policy,
+            "value": config.value_coef * loss.value,
+            "entropy": config.entropy_coef * loss.entropy,
         }
         norms = []
         for term in terms.values():

@@ -1,8 +1,10 @@
-"""Fraction of freshly built agents whose NAU counter starts with a weight exactly at +-1.
+"""Makes docs/journal/2026-12-03-results.md, "What changed in the code".
+
+Fraction of freshly built agents whose NAU counter starts with a weight exactly at +-1.
 
 A weight at +-1 sits where the NAU's sparsity regulariser is already zero, committed to a vertex
 before training. Prints the fraction over N builds (seeds 0..N-1) of the given agent:
-    python scripts/nau_init_vertex.py [--agent nau-scalar-count] [--builds 1000]
+    python scripts/experiments/nau_init_vertex.py [--agent nau-scalar-count] [--builds 1000]
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import gymnasium  # noqa: E402
 import torch  # noqa: E402

@@ -1,7 +1,9 @@
-"""What a sweep on Ray costs: a 2-trial `nalu_rl.sweep` against the same two `nalu_rl.train` runs back
+"""Makes docs/PERFORMANCE.md, "Sweeps on Ray".
+
+What a sweep on Ray costs: a 2-trial `nalu_rl.sweep` against the same two `nalu_rl.train` runs back
 to back, wall time of each in one script run (Ray's start-up and shutdown included).
 
-    python scripts/bench_sweep.py [--agent nac] [--seeds 0 1] [--rounds 1] [-- TRAIN OPTIONS]
+    python scripts/experiments/bench_sweep.py [--agent nac] [--seeds 0 1] [--rounds 1] [-- TRAIN OPTIONS]
 
 The train options default to a symbolic run of an estimated minute on a quiet 2-core machine:
 `--obs symbolic --total-steps 1000000 --eval-episodes 20 --target-fraction 2`. With the default 2
@@ -20,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TRAIN_OPTIONS = [
     "--obs",
     "symbolic",

@@ -1,11 +1,14 @@
-"""Per-seed learning curves of the MiniGrid runs: success rate and episode return against steps.
+"""Makes docs/RESULTS.md, "MiniGrid's memory task, through `--env-id` (3 seeds each, a fixed budget)".
+
+Per-seed learning curves of the MiniGrid runs: success rate and episode return against steps.
 
 Reads the TensorBoard scalars every run writes (`charts/success_rate`, `charts/episode_return`: over
 the run's recent-episode window) from RUNS_DIR/<agent>/seed<k>/ and writes one CSV per run,
 DATA_DIR/<agent>/seed<k>.csv, with columns steps, success_rate, episode_return. Prints each run's
 last row.
 
-    python scripts/minigrid_curves.py [RUNS_DIR] [DATA_DIR]   (defaults runs/minigrid, docs/data/minigrid)
+    python scripts/experiments/minigrid_curves.py [RUNS_DIR] [DATA_DIR]
+    (defaults runs/minigrid, docs/data/minigrid)
 """
 
 from __future__ import annotations

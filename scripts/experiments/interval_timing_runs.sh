@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Makes docs/RESULTS.md, "IntervalTiming: a count that goes up, then down (symbolic, 5 seeds each)".
+#
 # The IntervalTiming experiment (docs/RESULTS.md "IntervalTiming"), or the same protocol on another
 # timing task (ENV_ID, e.g. nalu_rl/TimeTrack-v0 for learned-count's runs): each agent of AGENTS, each seed
 # of SEEDS, symbolic observations, the protocol of the symbolic TimeTrack runs (a fixed budget of
@@ -7,7 +9,7 @@
 # its CSV copied to DATA_DIR/<agent>/seed<k>.csv. The checkpoint evaluated is each run's CHECKPOINT
 # (default checkpoint.pt, the latest; best.pt, the one at the run's best recent training success).
 #
-#   bash scripts/interval_timing_runs.sh [RUNS_DIR] [DATA_DIR]
+#   bash scripts/experiments/interval_timing_runs.sh [RUNS_DIR] [DATA_DIR]
 #   (defaults runs/interval-timing and docs/data/interval-timing; ENV_ID, AGENTS, SEEDS, STEPS, PARALLEL,
 #   DEADLINE_S, PYTHON, CHECKPOINT and EXTRA_OPTIONS, more train options such as "--import updown_count", from
 #   the environment)
@@ -16,7 +18,7 @@
 # Trainings still running DEADLINE_S seconds after the start get SIGINT: each saves its checkpoint
 # and stops, is evaluated as it stands, and its train.log's last line says how many steps it made.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 RUNS_DIR="${1:-runs/interval-timing}"
 DATA_DIR="${2:-docs/data/interval-timing}"

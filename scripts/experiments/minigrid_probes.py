@@ -1,4 +1,6 @@
-"""Probes of MiniGrid's Memory task, an --import module: which part of the task keeps an agent from it.
+"""Makes docs/RESULTS.md, "Which part failed: remembering the cue, not finding it (3 seeds each)".
+
+Probes of MiniGrid's Memory task, an --import module: which part of the task keeps an agent from it.
 
 Registers
   minigrid_probes/MemoryS7CueInView-v0: MemoryS7 (examples/minigrid_memory.py's wrapper) whose every
@@ -7,7 +9,7 @@ Registers
   lstm-mlp: `lstm` with its observation entries read by the MLP, as "auto" read MiniGrid's view before
       the embedding encoder (the codes as magnitudes).
 
-    PYTHONPATH=scripts:examples python -m nalu_rl.train --import minigrid_probes \
+    PYTHONPATH=scripts/experiments:examples python -m nalu_rl.train --import minigrid_probes \
         --env-id minigrid_probes/MemoryS7CueInView-v0 --agent lstm-mlp
 """
 

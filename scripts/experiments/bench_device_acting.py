@@ -1,8 +1,10 @@
-"""Where an unroll of the device runtime spends its time on the CPU: the tensor env's step alone, and
+"""Makes docs/PERFORMANCE.md, "The device runtime on CPU (2026-12-05)".
+
+Where an unroll of the device runtime spends its time on the CPU: the tensor env's step alone, and
 a whole unroll (env + policy) with 1 and with 2 torch threads, in turns.
 
-    python scripts/bench_device_acting.py                 # nac, 128 envs, symbolic and pixels
-    python scripts/bench_device_acting.py --envs 64 --rounds 6
+    python scripts/experiments/bench_device_acting.py                 # nac, 128 envs, symbolic and pixels
+    python scripts/experiments/bench_device_acting.py --envs 64 --rounds 6
 """
 
 from __future__ import annotations

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
+# Makes docs/RESULTS.md, "MiniGrid's memory task, through `--env-id` (3 seeds each, a fixed budget)".
+#
 # The MiniGrid Memory experiment: each agent of AGENTS (lstm, gru, nac), each seed of SEEDS, on
 # ENV_ID (MiniGrid-MemoryS11-v0 through examples/minigrid_memory.py's wrapper) for a fixed budget of
 # STEPS steps (--target-fraction 2: no run stops early), --actors 0, CPU, fp32, one thread per trial,
 # PARALLEL trials at a time, into RUNS_DIR/<agent>/seed<k>; then the per-seed curves of success rate
-# and episode return (scripts/minigrid_curves.py) into DATA_DIR/<agent>/seed<k>.csv.
+# and episode return (scripts/experiments/minigrid_curves.py) into DATA_DIR/<agent>/seed<k>.csv.
 #
 #   pip install -e ".[minigrid]"
-#   bash scripts/minigrid_runs.sh [RUNS_DIR] [DATA_DIR]
+#   bash scripts/experiments/minigrid_runs.sh [RUNS_DIR] [DATA_DIR]
 #   (defaults runs/minigrid and docs/data/minigrid; AGENTS, SEEDS, STEPS, PARALLEL, ENV_ID, PYTHON and
 #   EXTRA_OPTIONS, more train options, from the environment)
 #
 # A trial folder that already holds a checkpoint is resumed, so an interrupted experiment continues.
 # Where the catalog has no `gru` agent, the gru trials import it from examples/custom_core.py.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 RUNS_DIR="${1:-runs/minigrid}"
 DATA_DIR="${2:-docs/data/minigrid}"
@@ -64,5 +66,5 @@ for trial in "${trials[@]}"; do
   echo "$1 seed $2: $(tail -n 1 "$RUNS_DIR/$1/seed$2/train.log")"
   [[ -f "$RUNS_DIR/$1/seed$2/checkpoint.pt" ]] || failed=1
 done
-"$PYTHON" scripts/minigrid_curves.py "$RUNS_DIR" "$DATA_DIR"
+"$PYTHON" scripts/experiments/minigrid_curves.py "$RUNS_DIR" "$DATA_DIR"
 exit "$failed"

@@ -1,8 +1,10 @@
-"""The NAU regulariser and the recent training success of runs over training, from their TensorBoard logs.
+"""Makes docs/journal/2026-12-03-results.md, "The regulariser gated on training success (two seeds...".
+
+The NAU regulariser and the recent training success of runs over training, from their TensorBoard logs.
 
 One line per --every steps: the last logged `loss/regularizer` (mean of min(|w|, 1 - |w|) over
 the NAU weights: 0 once every weight is -1, 0 or 1) and `charts/success_rate` up to that step.
-    python scripts/regularizer_trace.py runs/symbolic/nau-saturated-count/seed*
+    python scripts/experiments/regularizer_trace.py runs/symbolic/nau-saturated-count/seed*
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Round trip of one pixel rollout through Ray's object store, on this machine: could actors on other
+"""Makes docs/SCALING.md, "Remote actors for one run (not built): the numbers".
+
+Round trip of one pixel rollout through Ray's object store, on this machine: could actors on other
 machines feed one learner (docs/SCALING.md, "Remote actors")?
 
-    python scripts/bench_ray_rollout.py [--agent nac] [--envs 64] [--unroll 20] [--repeats 30]
+    python scripts/experiments/bench_ray_rollout.py [--agent nac] [--envs 64] [--unroll 20] [--repeats 30]
 
 One rollout is one unroll slot of `RolloutBuffers` as the learner runtime holds it (obs[T+1] of
 56x56x3 uint8 pixels and the stimulus, actions, log-probabilities, rewards, flags, the recurrent

@@ -1,11 +1,14 @@
-"""Train in one process, as `--actors 0` does, but act with the weights of `--lag` updates ago.
+"""Makes docs/journal/2026-12-02-results.md, "Policy lag and LSTM policies".
+
+Train in one process, as `--actors 0` does, but act with the weights of `--lag` updates ago.
 
 A probe of how policy lag alone affects learning, free of everything else that differs between
 one process and actor processes (scheduling, shared memory, seeds). With `--lag 0` this is the
 serial runtime. Every other option is a `python -m nalu_rl.train` option; the run folder is a
 normal run folder (TensorBoard, checkpoint), though `--resume` does not restore the lag queue.
 
-  python scripts/probe_policy_lag.py --lag 4 --agent lstm --obs pixels --actors 0 --batch-unrolls 1 ...
+  python scripts/experiments/probe_policy_lag.py --lag 4 --agent lstm --obs pixels --actors 0 \
+      --batch-unrolls 1 ...
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ def _weights_copy(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 def train_serial_with_lag(run: TrainingRun, lag: int, fresh_state: bool) -> None:
-    """The serial learner loop with an acting model `lag` published versions behind the learner."""
+    """The serial learner loop with an acting model `lag` published versions behind the learner.
+
+    A copy of the serial branch of `nalu_rl.runtime.learner.train_learner` (which has no function of
+    its own to call) with the lag added; it builds the buffers and the `Learner` with the same
+    arguments, and steps with the library's `learn`.
+    """
     import multiprocessing
 
     config = run.config
@@ -44,9 +52,10 @@ def train_serial_with_lag(run: TrainingRun, lag: int, fresh_state: bool) -> None
         config.envs_per_actor,
         config.batch_unrolls,
         shared=False,
+        action_shape=acting_model.action_shape,
     )
     weights = WeightStore(run.model, multiprocessing.get_context("spawn"))
-    learner = Learner(run.model, run.optimizer, config)
+    learner = Learner(run.model, run.optimizer, config, run.reward_normalizer)
     snapshots: deque[tuple[int, dict]] = deque(maxlen=lag + 1)
     snapshots.append((weights.version, _weights_copy(run.model)))
     acting_model.load_state_dict(snapshots[0][1])
