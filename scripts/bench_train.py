@@ -374,7 +374,7 @@ def compare_revisions(arguments: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="nac")
     parser.add_argument("--modes", nargs="+", default=["symbolic", "pixels"], choices=("symbolic", "pixels"))
     parser.add_argument("--actors", type=int, default=2, help="actor processes (and hogwild workers)")

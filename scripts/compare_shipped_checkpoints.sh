@@ -5,6 +5,17 @@
 #   bash scripts/compare_shipped_checkpoints.sh OLD_PYTHON NEW_PYTHON [OUT_DIR]
 #   (each PYTHON the interpreter of a venv where that tree is installed, e.g. with pip install -e)
 set -u
+usage="usage: bash scripts/compare_shipped_checkpoints.sh OLD_PYTHON NEW_PYTHON [OUT_DIR]"
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  echo "$usage"; echo
+  echo "Evaluate every shipped checkpoint with two installs of the project, on the same seed and delays,"
+  echo "and say which CSVs agree byte for byte."
+  exit 0
+fi
+if (( $# < 2 || $# > 3 )); then
+  echo "$usage" >&2; echo "error: give the two interpreters, OLD_PYTHON and NEW_PYTHON" >&2
+  exit 2
+fi
 old_python="$1"; new_python="$2"; out="${3:-/tmp/compare_shipped}"
 rm -rf "$out"; mkdir -p "$out"
 names=$("$new_python" -c "from nalu_rl.checkpoint import shipped_checkpoint_names as n; print(*n())")

@@ -25,7 +25,7 @@ EXACT_SCALES = (1.0, -1.0, 0.5, -0.5)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoints", nargs="+")
     parser.add_argument("--delay", type=int, default=1000)
     parser.add_argument("--episodes", type=int, default=1)

@@ -116,7 +116,7 @@ def measure_once(train_options: list[str], train_s: float, folder: Path) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0],
+        description=__doc__.split("\n\n")[0],
         epilog="Every other option is passed to python -m nalu_rl.train (see its --help); without any, "
         + " ".join(DEFAULT_TRAIN_OPTIONS),
     )

@@ -18,7 +18,7 @@ from nalu_rl.evaluation import success_by_delay
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--agent", help="a shipped checkpoint's name")
     source.add_argument("--checkpoint", help="a checkpoint file")

@@ -39,7 +39,7 @@ def curve_of(paths: list[Path]) -> tuple[dict[int, CurvePoint], dict[int, list[f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Does a re-run reproduce a committed result? (per delay T)")
+    parser = argparse.ArgumentParser(description="Does a re-run reproduce a committed result, T by T?")
     parser.add_argument("--committed", nargs="+", type=Path, required=True, help="the committed seeds' CSVs")
     parser.add_argument("--rerun", nargs="+", type=Path, required=True, help="the re-run seeds' CSVs")
     parser.add_argument("--delays", help="only these delays, e.g. 5-12,100,1000 (default: every shared one)")
