@@ -23,11 +23,15 @@ from nalu_rl.agents import distributions
 from nalu_rl.envs.rules import SUCCESS
 from nalu_rl.precision import autocast
 from nalu_rl.runtime.device_env import DeviceUniforms, TimingTensorEnv, make_tensor_env
-from nalu_rl.runtime.rollout import NO_OUTCOME, OTHER_END_CODE, SUCCESS_CODE, RolloutBatch
+from nalu_rl.runtime.rollout import (
+    NO_OUTCOME,
+    OTHER_END_CODE,
+    SUCCESS_CODE,
+    RolloutBatch,
+    unroll_tensor_specs,
+)
 from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.update import Learner
-
-_TORCH_DTYPES = {"uint8": torch.uint8, "float32": torch.float32}
 
 
 class DeviceActor:
@@ -52,32 +56,19 @@ class DeviceActor:
         self.env = env
         self.unroll_length = unroll_length
         self.precision = precision
-        device, length, envs = env.device, unroll_length, env.num_envs
-
-        def zeros(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-            return torch.zeros(shape, dtype=dtype, device=device)
-
-        self.obs = {
-            key: zeros((length + 1, envs, *space.shape), _TORCH_DTYPES[str(space.dtype)])
-            for key, space in env.single_observation_space.spaces.items()
+        device, envs = env.device, env.num_envs
+        specs = unroll_tensor_specs(env.single_observation_space, unroll_length, envs)
+        # The unroll's tensors, keyed as a RolloutBuffers slot is, written in place by each unroll.
+        self.slot = {
+            key: torch.zeros(shape, dtype=dtype, device=device) for key, (shape, dtype) in specs.items()
         }
-        self.episode_starts = zeros((length + 1, envs), torch.bool)
-        self.actions = zeros((length, envs), torch.int64)
-        self.behaviour_log_probs = zeros((length, envs), torch.float32)
-        self.rewards = zeros((length, envs), torch.float32)
-        self.terminated = zeros((length, envs), torch.bool)
-        self.ignored = zeros((length, envs), torch.bool)
-        self.outcome = zeros((length, envs), torch.int8)
-        self.delay = zeros((length, envs), torch.int32)
-        self.episode_return = zeros((length, envs), torch.float32)
-        self.discounted_return = zeros((length, envs), torch.float32)
         self.state = model.initial_state(envs, device)
         self.initial_state = tuple(torch.zeros_like(part) for part in self.state)
         self.observation = env.reset()
         self.episode_start = torch.ones(envs, dtype=torch.bool, device=device)
-        self.action_ignored = zeros((envs,), torch.bool)
-        self.running_return = zeros((envs,), torch.float32)
-        self.running_discounted_return = zeros((envs,), torch.float32)
+        self.action_ignored = torch.zeros(envs, dtype=torch.bool, device=device)
+        self.running_return = torch.zeros(envs, dtype=torch.float32, device=device)
+        self.running_discounted_return = torch.zeros(envs, dtype=torch.float32, device=device)
         self.generator = torch.Generator(device=device)
         self.generator.manual_seed(seed)
         self.policy_versions = torch.zeros(1, dtype=torch.int64)
@@ -86,12 +77,13 @@ class DeviceActor:
     def unroll(self) -> RolloutBatch:
         """Play `unroll_length` steps of every env; the unroll as a batch of tensors on the device."""
         self.model.eval()
+        slot = self.slot
         for saved, part in zip(self.initial_state, self.state, strict=True):
             saved.copy_(part)
         for t in range(self.unroll_length):
             for key, value in self.observation.items():
-                self.obs[key][t].copy_(value)
-            self.episode_starts[t].copy_(self.episode_start)
+                slot[f"obs.{key}"][t].copy_(value)
+            slot["episode_start"][t].copy_(self.episode_start)
             step_observation = {key: value.unsqueeze(0) for key, value in self.observation.items()}
             with autocast(self.precision, self.env.device):
                 logits, _, self.state = self.model(
@@ -99,56 +91,36 @@ class DeviceActor:
                 )
             step_logits, sizes = logits[0].float(), self.model.num_actions
             actions = distributions.sample(step_logits, sizes, generator=self.generator)
-            self.actions[t].copy_(actions)
-            self.behaviour_log_probs[t].copy_(distributions.log_prob(step_logits, actions, sizes))
+            slot["actions"][t].copy_(actions)
+            slot["behaviour_log_probs"][t].copy_(distributions.log_prob(step_logits, actions, sizes))
 
             observation, reward, terminated, outcome = self.env.step(actions)
             # The env reports no termination on the step an autoreset ignored.
-            self.rewards[t].copy_(reward)
-            self.terminated[t].copy_(terminated)
-            self.ignored[t].copy_(self.action_ignored)
+            slot["rewards"][t].copy_(reward)
+            slot["terminated"][t].copy_(terminated)
+            slot["ignored"][t].copy_(self.action_ignored)
             self.running_return += reward
             self.running_discounted_return.mul_(self.gamma).add_(reward)
-            self.discounted_return[t].copy_(self.running_discounted_return)
+            slot["discounted_return"][t].copy_(self.running_discounted_return)
             self.running_discounted_return.masked_fill_(terminated, 0.0)
             ended_code = torch.where(outcome == SUCCESS, SUCCESS_CODE, OTHER_END_CODE)
-            self.outcome[t].copy_(torch.where(terminated, ended_code, NO_OUTCOME))
-            self.delay[t].copy_(self.env.delay)
-            self.episode_return[t].copy_(self.running_return)
+            slot["outcome"][t].copy_(torch.where(terminated, ended_code, NO_OUTCOME))
+            slot["delay"][t].copy_(self.env.delay)
+            slot["episode_return"][t].copy_(self.running_return)
             self.running_return.masked_fill_(terminated, 0.0)
             # The observation after an ignored (autoreset) step is the first of a new episode.
             self.episode_start = self.action_ignored
             self.action_ignored = terminated
             self.observation = observation
         for key, value in self.observation.items():
-            self.obs[key][self.unroll_length].copy_(value)
-        self.episode_starts[self.unroll_length].copy_(self.episode_start)
-        return RolloutBatch(
-            obs=self.obs,
-            episode_start=self.episode_starts,
-            actions=self.actions,
-            behaviour_log_probs=self.behaviour_log_probs,
-            rewards=self.rewards,
-            terminated=self.terminated,
-            ignored=self.ignored,
-            discounted_return=self.discounted_return,
-            outcome=self.outcome,
-            delay=self.delay,
-            episode_return=self.episode_return,
-            initial_state=self.initial_state,
-            policy_versions=self.policy_versions,
-        )
+            slot[f"obs.{key}"][self.unroll_length].copy_(value)
+        slot["episode_start"][self.unroll_length].copy_(self.episode_start)
+        return RolloutBatch.from_tensors(slot, self.initial_state, self.policy_versions)
 
 
 def record_unroll(run: TrainingRun, batch: RolloutBatch) -> None:
     """Count an unroll's steps and bring the episodes that ended in it to the host for the window."""
-    ended = batch.outcome >= 0
-    run.record_steps(
-        batch.num_steps,
-        batch.delay[ended].cpu().numpy(),
-        (batch.outcome[ended] == SUCCESS_CODE).cpu().numpy(),
-        batch.episode_return[ended].cpu().numpy(),
-    )
+    run.record_steps(batch.num_steps, *batch.ended_episodes())
 
 
 @contextlib.contextmanager

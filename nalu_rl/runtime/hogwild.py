@@ -100,14 +100,14 @@ def worker_process(
                 local_model, batch, config, steps, entropy_coef=config.entropy_coef_at(steps)
             )
             applied = guarded_update(local_model, total, metrics, config.max_grad_norm, step_shared_model)
-            ended = batch.outcome >= 0
+            delays, successes, returns = batch.ended_episodes()
             link.send(
                 {
                     "steps": batch.num_steps,
                     "metrics": applied,
-                    "delays": batch.delay[ended].numpy(),
-                    "successes": batch.outcome[ended].numpy() == 0,
-                    "returns": batch.episode_return[ended].numpy(),
+                    "delays": delays,
+                    "successes": successes,
+                    "returns": returns,
                     "busy_seconds": time.perf_counter() - started,
                 }
             )

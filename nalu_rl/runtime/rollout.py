@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -47,6 +48,50 @@ def buffer_dtype(dtype: np.dtype) -> torch.dtype:
     return torch.int64 if np.issubdtype(dtype, np.integer) else torch.float32
 
 
+def unroll_tensor_specs(
+    observation_space: gymnasium.spaces.Dict,
+    unroll_length: int,
+    num_envs: int,
+    action_shape: tuple[int, ...] = (),
+) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """The shape and dtype of each time-major tensor of one unroll ([T(+1), N, ...]), keyed by its
+    `RolloutBatch` field, each observation leaf as "obs.<key>". `action_shape` is () for Discrete
+    actions, (K,) for K MultiDiscrete components."""
+    length, envs = unroll_length, num_envs
+    specs: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
+        "episode_start": ((length + 1, envs), torch.bool),
+        "actions": ((length, envs, *action_shape), torch.int64),
+        "behaviour_log_probs": ((length, envs), torch.float32),
+        "rewards": ((length, envs), torch.float32),
+        "terminated": ((length, envs), torch.bool),
+        "ignored": ((length, envs), torch.bool),
+        "discounted_return": ((length, envs), torch.float32),
+        "outcome": ((length, envs), torch.int8),
+        "delay": ((length, envs), torch.int32),
+        "episode_return": ((length, envs), torch.float32),
+    }
+    for key, space in observation_space.spaces.items():
+        specs[f"obs.{key}"] = ((length + 1, envs, *space.shape), buffer_dtype(space.dtype))
+    return specs
+
+
+# The time-major fields of a batch besides the observations, in the order of `RolloutBatch`.
+STEP_FIELDS = (
+    "episode_start",
+    "actions",
+    "behaviour_log_probs",
+    "rewards",
+    "terminated",
+    "ignored",
+    "discounted_return",
+    "outcome",
+    "delay",
+    "episode_return",
+)
+# What only the host reads (the run's accounting of steps and episodes): `RolloutBatch.to` leaves it.
+HOST_FIELDS = ("outcome", "delay", "episode_return", "policy_versions")
+
+
 @dataclasses.dataclass
 class RolloutBatch:
     """Unrolls stacked along the env dimension: time-major tensors [T(+1), N, ...]."""
@@ -65,48 +110,65 @@ class RolloutBatch:
     initial_state: tuple[torch.Tensor, ...]
     policy_versions: torch.Tensor
 
+    @classmethod
+    def from_tensors(
+        cls,
+        tensors: dict[str, torch.Tensor],
+        initial_state: tuple[torch.Tensor, ...],
+        policy_versions: torch.Tensor,
+    ) -> RolloutBatch:
+        """The batch of time-major `tensors` keyed as `unroll_tensor_specs` keys them."""
+        return cls(
+            obs={key[len("obs.") :]: value for key, value in tensors.items() if key.startswith("obs.")},
+            initial_state=initial_state,
+            policy_versions=policy_versions,
+            **{name: tensors[name] for name in STEP_FIELDS},
+        )
+
     @property
     def num_steps(self) -> int:
         """Environment steps held by the batch."""
         return int(self.rewards.numel())
 
-    def to(self, device: str | torch.device) -> RolloutBatch:
-        """The batch on `device` (copies are non-blocking from pinned memory)."""
-        move = lambda tensor: tensor.to(device, non_blocking=True)  # noqa: E731
-        return RolloutBatch(
-            obs={key: move(value) for key, value in self.obs.items()},
-            episode_start=move(self.episode_start),
-            actions=move(self.actions),
-            behaviour_log_probs=move(self.behaviour_log_probs),
-            rewards=move(self.rewards),
-            terminated=move(self.terminated),
-            ignored=move(self.ignored),
-            discounted_return=move(self.discounted_return),
-            outcome=self.outcome,
-            delay=self.delay,
-            episode_return=self.episode_return,
-            initial_state=tuple(move(part) for part in self.initial_state),
-            policy_versions=self.policy_versions,
+    def ended_episodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The episodes that ended in the batch, on the host: their delays, whether each succeeded
+        and their returns."""
+        ended = self.outcome >= 0
+        return (
+            self.delay[ended].cpu().numpy(),
+            (self.outcome[ended] == SUCCESS_CODE).cpu().numpy(),
+            self.episode_return[ended].cpu().numpy(),
         )
+
+    def to(self, device: str | torch.device) -> RolloutBatch:
+        """The batch on `device` (copies are non-blocking from pinned memory); what only the host
+        reads (`HOST_FIELDS`) stays where it is."""
+        move = lambda tensor: tensor.to(device, non_blocking=True)  # noqa: E731
+        return self._mapped(move, move, keep=HOST_FIELDS)
 
     def columns(self, envs: torch.Tensor) -> RolloutBatch:
         """The batch of the env columns `envs` only: whole sequences, each with its stored initial
         recurrent state (a PPO minibatch)."""
         pick = lambda tensor: tensor.index_select(1, envs.to(tensor.device))  # noqa: E731
+        pick_state = lambda part: part.index_select(0, envs.to(part.device))  # noqa: E731
+        return self._mapped(pick, pick_state, keep=("policy_versions",))
+
+    def _mapped(
+        self,
+        step_tensor: Callable[[torch.Tensor], torch.Tensor],
+        state_part: Callable[[torch.Tensor], torch.Tensor],
+        keep: tuple[str, ...],
+    ) -> RolloutBatch:
+        """The batch with `step_tensor` applied to each time-major tensor (observations included) and
+        `state_part` to each part of the initial state, the fields in `keep` as they are."""
         return RolloutBatch(
-            obs={key: pick(value) for key, value in self.obs.items()},
-            episode_start=pick(self.episode_start),
-            actions=pick(self.actions),
-            behaviour_log_probs=pick(self.behaviour_log_probs),
-            rewards=pick(self.rewards),
-            terminated=pick(self.terminated),
-            ignored=pick(self.ignored),
-            discounted_return=pick(self.discounted_return),
-            outcome=pick(self.outcome),
-            delay=pick(self.delay),
-            episode_return=pick(self.episode_return),
-            initial_state=tuple(part.index_select(0, envs.to(part.device)) for part in self.initial_state),
+            obs={key: step_tensor(value) for key, value in self.obs.items()},
+            initial_state=tuple(state_part(part) for part in self.initial_state),
             policy_versions=self.policy_versions,
+            **{
+                name: getattr(self, name) if name in keep else step_tensor(getattr(self, name))
+                for name in STEP_FIELDS
+            },
         )
 
 
@@ -124,23 +186,9 @@ class RolloutBuffers:
         action_shape: tuple[int, ...] = (),
     ) -> None:
         """`action_shape` is () for Discrete actions, (K,) for K MultiDiscrete components."""
-        length, envs = unroll_length, num_envs
-        specs: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
-            "episode_start": ((length + 1, envs), torch.bool),
-            "actions": ((length, envs, *action_shape), torch.int64),
-            "behaviour_log_probs": ((length, envs), torch.float32),
-            "rewards": ((length, envs), torch.float32),
-            "terminated": ((length, envs), torch.bool),
-            "ignored": ((length, envs), torch.bool),
-            "discounted_return": ((length, envs), torch.float32),
-            "outcome": ((length, envs), torch.int8),
-            "delay": ((length, envs), torch.int32),
-            "episode_return": ((length, envs), torch.float32),
-        }
-        for key, space in observation_space.spaces.items():
-            specs[f"obs.{key}"] = ((length + 1, envs, *space.shape), buffer_dtype(space.dtype))
+        specs = unroll_tensor_specs(observation_space, unroll_length, num_envs, action_shape)
         for index, part in enumerate(state_example):
-            specs[f"state.{index}"] = ((envs, *part.shape[1:]), part.dtype)
+            specs[f"state.{index}"] = ((num_envs, *part.shape[1:]), part.dtype)
         self.unroll_length = unroll_length
         self.num_envs = num_envs
         self.num_buffers = num_buffers
@@ -173,18 +221,8 @@ class RolloutBuffers:
                 stacked = torch.cat([tensor[index] for index in indices], dim=dim)
             return stacked.pin_memory() if pin_memory else stacked
 
-        return RolloutBatch(
-            obs={key: stack(f"obs.{key}", 1) for key in self.observation_keys},
-            episode_start=stack("episode_start", 1),
-            actions=stack("actions", 1),
-            behaviour_log_probs=stack("behaviour_log_probs", 1),
-            rewards=stack("rewards", 1),
-            terminated=stack("terminated", 1),
-            ignored=stack("ignored", 1),
-            discounted_return=stack("discounted_return", 1),
-            outcome=stack("outcome", 1),
-            delay=stack("delay", 1),
-            episode_return=stack("episode_return", 1),
+        return RolloutBatch.from_tensors(
+            {key: stack(key, 1) for key in self.tensors if not key.startswith("state.")},
             initial_state=tuple(stack(f"state.{part}", 0) for part in range(self.num_state_parts)),
             policy_versions=self.policy_versions[indices].clone(),
         )

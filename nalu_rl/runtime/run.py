@@ -228,13 +228,7 @@ class TrainingRun:
 
     def record_batch(self, batch: RolloutBatch) -> None:
         """Count the steps of a batch and add the episodes that ended in it to the window."""
-        ended = batch.outcome >= 0
-        self.record_steps(
-            batch.num_steps,
-            batch.delay[ended].numpy(),
-            batch.outcome[ended].numpy() == 0,
-            batch.episode_return[ended].numpy(),
-        )
+        self.record_steps(batch.num_steps, *batch.ended_episodes())
 
     def record_steps(
         self, steps: int, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray
