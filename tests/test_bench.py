@@ -200,3 +200,16 @@ def test_a_users_timing_task_joins_the_grid_under_its_id(tmp_path: Path) -> None
     assert bench_plan.result_csv(plan, users) == plan.results / "bench_test-UsersTask-v0" / "lstm-seed0.csv"
     assert "--total-steps" in users.train_options
     assert users.train_options[users.train_options.index("--total-steps") + 1] == "10000000"
+
+
+def test_a_trial_whose_csv_is_in_the_results_folder_counts_as_done(tmp_path: Path) -> None:
+    from nalu_rl.bench.__main__ import build_parser
+
+    committed = tmp_path / "committed"
+    write_seed_csv(seed_csv_path(committed, "TimeTrack", "lstm", 0), "lstm", rates(1.0, 0.0))
+    argv = ["--tasks", "TimeTrack", "--agents", "lstm", "--seeds", "0-1", "--root", str(tmp_path / "runs")]
+    plan = bench_plan.plan_bench(build_parser().parse_args([*argv, "--results", str(committed)]))
+    done = [bench_plan.result_csv(plan, spec).exists() for spec in bench_plan.make_trial_specs(plan)]
+    assert done == [True, False]
+    plan.write_bench_file()
+    assert json.loads((plan.folder / "bench.json").read_text())["results"] == str(committed.absolute())

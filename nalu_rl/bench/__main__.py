@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "given again replace the recorded ones)",
     )
     add(
+        "--results",
+        metavar="DIR",
+        help="keep the per-seed CSVs in DIR instead of the benchmark folder's results/: a trial whose CSV "
+        "is already there counts as done (e.g. --results docs/data/benchmark continues the committed "
+        "grid in a fresh clone), and the scorecard is written there too",
+    )
+    add(
         "--scorecard",
         metavar="RESULTS",
         help="train nothing: compute the scorecard from a folder of per-seed CSVs "
@@ -114,13 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def write_report(results: Path, protocol: Protocol, out_folder: Path) -> list[Path]:
-    """The scorecard of every per-seed CSV in `results`, written to `out_folder`; prints the table."""
+def write_report(results: Path, protocol: Protocol, out_folder: Path, show: bool = True) -> list[Path]:
+    """The scorecard of every per-seed CSV in `results`, written to `out_folder`; prints the table
+    when `show`."""
     seed_results = read_seed_results(results)
     rows = score_rows(seed_results, protocol)
     written = write_scorecard(rows, protocol, out_folder)
     written.append(plot_scorecard(rows, seed_results, protocol, out_folder / SCORECARD_FIGURE))
-    print(written[1].read_text(), end="")
+    if show:
+        print(written[1].read_text(), end="")
     return written
 
 
@@ -215,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  continue with: python -m nalu_rl.bench --resume --name {plan.name} --root {args.root}")
     if scored:
         written = write_report(plan.results, plan.protocol, plan.folder)
+        if plan.results_folder is not None:
+            written += write_report(plan.results, plan.protocol, plan.results_folder, show=False)
         print("wrote " + ", ".join(str(path) for path in written))
     if interrupted or missing:
         return 130 if interrupted else 1

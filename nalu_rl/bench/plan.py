@@ -47,11 +47,12 @@ class BenchPlan:
     seeds: list[int]
     protocol: Protocol
     imports: list[str]
+    results_folder: Path | None = None  # --results; None: the benchmark folder's results/
 
     @property
     def results(self) -> Path:
-        """The folder of the per-seed CSVs (the scorecard's input)."""
-        return self.folder / "results"
+        """The folder of the per-seed CSVs (the scorecard's input); a trial whose CSV is there is done."""
+        return self.results_folder or self.folder / "results"
 
     def write_bench_file(self) -> None:
         """Create the benchmark folder (its trials/ too) and record the grid and protocol in it, for
@@ -63,6 +64,7 @@ class BenchPlan:
             "seeds": self.seeds,
             "protocol": self.protocol.to_dict(),
             "imports": self.imports,
+            "results": str(self.results_folder) if self.results_folder else None,
         }
         (self.folder / BENCH_FILE).write_text(json.dumps(grid, indent=2) + "\n")
 
@@ -130,7 +132,17 @@ def plan_bench(args: argparse.Namespace) -> BenchPlan:
     folder = Path(args.root).absolute() / name
     if not args.resume and folder.exists() and any(folder.iterdir()):
         raise CliError(f"benchmark folder {folder} already exists; continue it with --resume --name {name}")
-    plan = BenchPlan(name, folder, list(agents), tasks, seeds, protocol, imports)
+    results = args.results or saved.get("results")
+    plan = BenchPlan(
+        name,
+        folder,
+        list(agents),
+        tasks,
+        seeds,
+        protocol,
+        imports,
+        Path(results).absolute() if results else None,
+    )
     for env_id in tasks:
         for agent in agents:
             check_train_options(
