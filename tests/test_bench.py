@@ -133,6 +133,7 @@ BAD_INPUTS = {
     "bad seeds": (["--seeds", "x", "--tasks", "TimeTrack"], "--seeds"),
     "resume without a run": (["--resume", "--name", "none"], "no benchmark run to resume"),
     "scorecard of nothing": (["--scorecard", "no/such/folder"], "no results folder"),
+    "no concurrency": (["--tasks", "TimeTrack", "--max-concurrent", "0"], "--max-concurrent"),
 }
 
 

@@ -103,6 +103,12 @@ def plan_bench(args: argparse.Namespace) -> BenchPlan:
     input: an unknown agent or task, a task that is not a timing task, a bad seed list."""
     from nalu_rl.plugins import consented_imports, import_modules
 
+    for name, value, low in (
+        ("--max-failures", args.max_failures, 0),
+        ("--max-concurrent", args.max_concurrent, 1),
+    ):
+        if value is not None and value < low:
+            raise CliError(f"{name} must be at least {low}, got {value}")
     saved = _saved_grid(args)
     if saved:
         recorded = [str(name) for name in saved.get("imports", [])]

@@ -9,6 +9,7 @@ from typing import Any
 from nalu_rl.bench.evaluation import evaluate_trial
 from nalu_rl.bench.protocol import Protocol
 from nalu_rl.errors import one_line
+from nalu_rl.sweep.folder import write_trial_status
 from nalu_rl.sweep.ray_backend import TrainRunTrial
 
 # The keys of the config every benchmark trial receives beside its "trial" spec.
@@ -42,6 +43,8 @@ class BenchTrial(TrainRunTrial):
                     self.train.spec.folder, self.out_csv, self.protocol, self.train.spec.seed, self.imports
                 )
             except Exception as error:  # the trial fails with its reason in one line; others go on
-                result = {**result, "state": "failed", "error": f"evaluation: {one_line(str(error))}"}
+                reason = f"evaluation: {one_line(str(error))}"
+                write_trial_status(self.train.spec.folder, {"status": "failed", "error": reason})
+                result = {**result, "state": "failed", "error": reason}
             self.evaluated = result
         return result
