@@ -10,6 +10,8 @@ One concept per module, each importing only the ones above it in this list:
   stop_rule.py  why a run must end: signals, failures (NaN updates, dying workers), budgets, the target
   run.py       the run: model, optimizer, counts, logs and checkpoints, asking the stop rule
   run_folder.py  the run folder: created for a new run, read back (config, checkpoint) for --resume
+  unroll.py    the one acting loop: a policy plays an env that steps a batch and returns tensors
+               (a Gymnasium vector env through `VectorEnvTensors`, or a tensor env on a device)
   actor.py     acting: a vector env played by a CPU copy of the policy into rollout buffers
   update.py    the update of a rollout batch: the A3C or PPO loss and the one guarded step (`Learner`)
   learner.py   the learner runtime (actors feed one learner)

@@ -3,11 +3,11 @@
 One process. A `TimingTensorEnv` lives on the learner's device (`--device cuda` or `cpu`), with as
 many envs as one batch of the learner runtime holds (`device_env_count`: `--actors` x
 `--envs-per-actor`, so that an update sees the batch the agents' settings were measured with);
-`DeviceActor.unroll` plays `--unroll-length` steps of them with the
-run's own model into rollout tensors on the same device, and `Learner.update` learns from them as
-they are: no observation leaves the device, and every unroll is played with the newest weights
-(policy lag 0). Only the results of the episodes that ended (delay, success, return) go to the host,
-once per unroll, for the run's success window.
+`DeviceActor.unroll` plays `--unroll-length` steps of them with the run's own model (with the acting
+loop of the CPU actors, `runtime/unroll.py`) into rollout tensors on the same device, and
+`Learner.update` learns from them as they are: no observation leaves the device, and every unroll is
+played with the newest weights (policy lag 0). Only the results of the episodes that ended (delay,
+success, return) go to the host, once per unroll, for the run's success window.
 """
 
 from __future__ import annotations
@@ -19,28 +19,16 @@ from typing import Any
 
 import torch
 
-from nalu_rl.agents import distributions
-from nalu_rl.envs.rules import SUCCESS
-from nalu_rl.precision import autocast
 from nalu_rl.runtime.device_env import DeviceUniforms, TimingTensorEnv, make_tensor_env
-from nalu_rl.runtime.rollout import (
-    NO_OUTCOME,
-    OTHER_END_CODE,
-    SUCCESS_CODE,
-    RolloutBatch,
-    unroll_tensor_specs,
-)
+from nalu_rl.runtime.rollout import RolloutBatch, unroll_tensor_specs
 from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.unroll import Unroller
 from nalu_rl.runtime.update import Learner
 
 
 class DeviceActor:
-    """Plays a tensor env with `model` into rollout tensors on the env's device, one unroll at a time.
-
-    The time layout is that of `nalu_rl.runtime.rollout` (obs[t] the observation the action at t was
-    chosen on, obs[T] bootstraps; ignored[t] marks the step an autoreset ignored); observations and
-    recurrent state carry across unrolls. The tensors are reused: a batch is valid until the next unroll.
-    """
+    """Plays a tensor env with `model` into rollout tensors on the env's device, one unroll at a time
+    (`Unroller`). The tensors are reused: a batch is valid until the next unroll."""
 
     def __init__(
         self,
@@ -52,70 +40,21 @@ class DeviceActor:
         gamma: float = 0.99,
     ) -> None:
         self.model = model
-        self.gamma = gamma
-        self.env = env
-        self.unroll_length = unroll_length
-        self.precision = precision
-        device, envs = env.device, env.num_envs
-        specs = unroll_tensor_specs(env.single_observation_space, unroll_length, envs)
+        self.unroller = Unroller(model, env, unroll_length, precision, seed, gamma)
+        specs = unroll_tensor_specs(env.single_observation_space, unroll_length, env.num_envs)
         # The unroll's tensors, keyed as a RolloutBuffers slot is, written in place by each unroll.
         self.slot = {
-            key: torch.zeros(shape, dtype=dtype, device=device) for key, (shape, dtype) in specs.items()
+            key: torch.zeros(shape, dtype=dtype, device=env.device) for key, (shape, dtype) in specs.items()
         }
-        self.state = model.initial_state(envs, device)
-        self.initial_state = tuple(torch.zeros_like(part) for part in self.state)
-        self.observation = env.reset()
-        self.episode_start = torch.ones(envs, dtype=torch.bool, device=device)
-        self.action_ignored = torch.zeros(envs, dtype=torch.bool, device=device)
-        self.running_return = torch.zeros(envs, dtype=torch.float32, device=device)
-        self.running_discounted_return = torch.zeros(envs, dtype=torch.float32, device=device)
-        self.generator = torch.Generator(device=device)
-        self.generator.manual_seed(seed)
+        self.initial_state = tuple(torch.zeros_like(part) for part in self.unroller.state)
         self.policy_versions = torch.zeros(1, dtype=torch.int64)
 
     @torch.no_grad()
     def unroll(self) -> RolloutBatch:
         """Play `unroll_length` steps of every env; the unroll as a batch of tensors on the device."""
         self.model.eval()
-        slot = self.slot
-        for saved, part in zip(self.initial_state, self.state, strict=True):
-            saved.copy_(part)
-        for t in range(self.unroll_length):
-            for key, value in self.observation.items():
-                slot[f"obs.{key}"][t].copy_(value)
-            slot["episode_start"][t].copy_(self.episode_start)
-            step_observation = {key: value.unsqueeze(0) for key, value in self.observation.items()}
-            with autocast(self.precision, self.env.device):
-                logits, _, self.state = self.model(
-                    step_observation, self.episode_start.unsqueeze(0), self.state
-                )
-            step_logits, sizes = logits[0].float(), self.model.num_actions
-            actions = distributions.sample(step_logits, sizes, generator=self.generator)
-            slot["actions"][t].copy_(actions)
-            slot["behaviour_log_probs"][t].copy_(distributions.log_prob(step_logits, actions, sizes))
-
-            observation, reward, terminated, outcome = self.env.step(actions)
-            # The env reports no termination on the step an autoreset ignored.
-            slot["rewards"][t].copy_(reward)
-            slot["terminated"][t].copy_(terminated)
-            slot["ignored"][t].copy_(self.action_ignored)
-            self.running_return += reward
-            self.running_discounted_return.mul_(self.gamma).add_(reward)
-            slot["discounted_return"][t].copy_(self.running_discounted_return)
-            self.running_discounted_return.masked_fill_(terminated, 0.0)
-            ended_code = torch.where(outcome == SUCCESS, SUCCESS_CODE, OTHER_END_CODE)
-            slot["outcome"][t].copy_(torch.where(terminated, ended_code, NO_OUTCOME))
-            slot["delay"][t].copy_(self.env.delay)
-            slot["episode_return"][t].copy_(self.running_return)
-            self.running_return.masked_fill_(terminated, 0.0)
-            # The observation after an ignored (autoreset) step is the first of a new episode.
-            self.episode_start = self.action_ignored
-            self.action_ignored = terminated
-            self.observation = observation
-        for key, value in self.observation.items():
-            slot[f"obs.{key}"][self.unroll_length].copy_(value)
-        slot["episode_start"][self.unroll_length].copy_(self.episode_start)
-        return RolloutBatch.from_tensors(slot, self.initial_state, self.policy_versions)
+        self.unroller.play(self.slot, self.initial_state)
+        return RolloutBatch.from_tensors(self.slot, self.initial_state, self.policy_versions)
 
 
 def record_unroll(run: TrainingRun, batch: RolloutBatch) -> None:
