@@ -69,6 +69,19 @@ def test_every_config_field_is_an_option_with_help() -> None:
             assert action.help, action.dest
 
 
+def test_help_lists_each_option_in_its_group_and_each_group_has_its_check() -> None:
+    from nalu_rl.config.options import OPTION_GROUPS, option_names
+    from nalu_rl.config.validation import GROUP_CHECKS
+
+    titles = {group.title: group for group in build_parser()._action_groups}
+    for name, title in OPTION_GROUPS.items():
+        listed = {action.dest for action in titles[title]._group_actions}
+        assert set(option_names(name)) <= listed, name
+    assert option_names("runtime")[:2] == ("runtime", "actors") and "gamma" in option_names("learner")
+    assert sum(len(option_names(name)) for name in OPTION_GROUPS) == len(Config.__dataclass_fields__)
+    assert list(GROUP_CHECKS)[-1] == "environment" and set(GROUP_CHECKS) == set(OPTION_GROUPS)
+
+
 def test_config_round_trips_through_its_dict_and_names_the_env() -> None:
     config = Config(agent="lstm", obs="symbolic", delay_range=(3, 7), size=4)
     values = json.loads(json.dumps(config.to_dict()))

@@ -19,14 +19,32 @@ if TYPE_CHECKING:
     from nalu_rl.environment import RunEnvironment
 
 
-def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
-    """A dataclass field carrying its one-line help (shown by --help) and extra argparse settings
-    (`flag` names its option where that is not the field's name)."""
+# The groups of options, in the order --help lists them, each with its title there; every field
+# names its group (`_option`), and validation.py has one check per group.
+OPTION_GROUPS = {
+    "environment": "environment: which env, and a timing task's options",
+    "agent": "agent: which one, and the modules that register yours",
+    "learner": "learner: the update, its targets, losses, rates and regulariser",
+    "runtime": "runtime: the processes, envs, rollout buffers, device and precision that feed the learner",
+    "run": "run: seed, budgets, stopping, logs, checkpoints, final evaluation, run folder",
+}
+
+
+def _option(group: str, default: Any, help: str, **argparse_kwargs: Any) -> Any:
+    """A dataclass field of the options `group` (a key of OPTION_GROUPS), carrying its one-line help
+    (shown by --help) and extra argparse settings (`flag` names its option where that is not the
+    field's name)."""
+    if group not in OPTION_GROUPS:
+        raise ValueError(f"unknown option group {group!r}")
+    metadata = {"group": group, "help": help, **argparse_kwargs}
     if isinstance(default, (dict, list)):
-        return field(
-            default_factory=lambda: type(default)(default), metadata={"help": help, **argparse_kwargs}
-        )
-    return field(default=default, metadata={"help": help, **argparse_kwargs})
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def option_names(group: str) -> tuple[str, ...]:
+    """The Config fields of the options `group`, in their order."""
+    return tuple(item.name for item in dataclasses.fields(Config) if item.metadata["group"] == group)
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -60,16 +78,19 @@ class Config:
     training defaults over these)."""
 
     agent: str = _option(
+        "agent",
         "learned-count",
         "agent (core) to train (the default on an env that is not a timing task: lstm)",
     )
     env_id: str = _option(
+        "environment",
         "nalu_rl/TimeTrack-v0",
         "Gymnasium id of the environment (Discrete or MultiDiscrete actions; observations of Box, "
         "Discrete, MultiDiscrete, MultiBinary, nested in Dict and Tuple; e.g. nalu_rl/IntervalTiming-v0, "
         "FrozenLake-v1, or one registered by an --import module)",
     )
     extra_env_kwargs: dict = _option(
+        "environment",
         {},
         "keyword arguments of the environment, a JSON object (over the task options below)",
         flag="--env-kwargs",
@@ -77,6 +98,7 @@ class Config:
         metavar="JSON",
     )
     imports: list = _option(
+        "agent",
         [],
         "a module of yours to import first, in the learner and every worker (repeatable); it may "
         "register cores, encoders, agents and environments; recorded in the run for evaluate/render",
@@ -85,37 +107,46 @@ class Config:
         metavar="MODULE",
     )
     obs: str = _option(
+        "environment",
         "pixels",
         "observation mode of a timing task (TimeTrack, IntervalTiming)",
         choices=("pixels", "symbolic"),
     )
     runtime: str = _option(
+        "runtime",
         "learner",
         "learner: actor processes feed one learner; hogwild: workers update one shared model; device: "
         "the timing task as tensors, the policy and the learner in one process on --device, stepping "
         "--actors x --envs-per-actor envs as one batch",
         choices=("learner", "hogwild", "device"),
     )
-    actors: int = _option(2, "actor (or hogwild worker) processes; 0 runs the learner runtime in one process")
+    actors: int = _option(
+        "runtime", 2, "actor (or hogwild worker) processes; 0 runs the learner runtime in one process"
+    )
     envs_per_actor: int = _option(
+        "runtime",
         32,
         "environments stepped together by each actor (device: times --actors; the project's agents on "
         "a timing task: 64)",
     )
-    hogwild_envs: int = _option(1, "environments per hogwild worker (the classic A3C uses 1)")
-    unroll_length: int = _option(20, "environment steps per rollout (n of the n-step returns)")
-    batch_unrolls: int = _option(2, "actor rollouts stacked into one learner batch")
-    buffers_per_actor: int = _option(2, "shared rollout buffers per actor; bounds how far actors run ahead")
+    hogwild_envs: int = _option("runtime", 1, "environments per hogwild worker (the classic A3C uses 1)")
+    unroll_length: int = _option("runtime", 20, "environment steps per rollout (n of the n-step returns)")
+    batch_unrolls: int = _option("runtime", 2, "actor rollouts stacked into one learner batch")
+    buffers_per_actor: int = _option(
+        "runtime", 2, "shared rollout buffers per actor; bounds how far actors run ahead"
+    )
     synchronous: bool = _option(
+        "runtime",
         True,
         "actors wait for the newest weights before each unroll and a batch is one unroll per actor "
         "(policy lag 0, as in A2C; --batch-unrolls and --buffers-per-actor then do not apply); "
         "--no-synchronous lets actors run ahead of the learner, which LSTM policies do not survive",
     )
     device: str = _option(
-        "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
+        "runtime", "auto", "learner device (auto: cuda when available)", choices=("auto", "cpu", "cuda")
     )
     precision: str = _option(
+        "runtime",
         "auto",
         "numeric precision of the learner and the actors' acting: bf16 runs the layers under bfloat16 "
         "autocast (the counter, its state, the loss and the weights stay float32); auto: bf16 where the "
@@ -123,93 +154,108 @@ class Config:
         choices=("auto", "fp32", "bf16"),
     )
     learner_threads: int = _option(
+        "runtime",
         0,
         "torch threads of the learner (0: every core with synchronous actors, which wait while it "
         "learns; else the cores the actors leave, less one)",
     )
-    total_steps: int = _option(20_000_000, "budget of environment steps")
+    total_steps: int = _option("run", 20_000_000, "budget of environment steps")
     time_budget_s: float = _option(
-        0.0, "also stop after this many seconds of training in this process (0: no time limit)"
+        "run", 0.0, "also stop after this many seconds of training in this process (0: no time limit)"
     )
     delay_range: tuple[int, int] = _option(
-        (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")
+        "environment", (5, 12), "training delays T, LO HI inclusive", metavar=("LO", "HI")
     )
-    size: int = _option(5, "side of the square grid")
+    size: int = _option("environment", 5, "side of the square grid")
     stimulus: str = _option(
-        "onset", "stimulus shown at the first step only, or always", choices=("onset", "always")
+        "environment",
+        "onset",
+        "stimulus shown at the first step only, or always",
+        choices=("onset", "always"),
     )
-    reward_mode: str = _option("graded", "reward at arrival", choices=("graded", "exact"))
-    seed: int = _option(0, "random seed of the run")
+    reward_mode: str = _option("environment", "graded", "reward at arrival", choices=("graded", "exact"))
+    seed: int = _option("run", 0, "random seed of the run")
     algo: str = _option(
+        "learner",
         "ppo",
         "the update: ppo, PPO's clipped surrogate over several epochs of minibatches of each batch; "
         "a3c, one A3C gradient step per batch (the paper's)",
         choices=("ppo", "a3c"),
     )
     value_targets: str = _option(
+        "learner",
         "gae",
         "value targets and advantages: gae, GAE(lambda) returns (on-policy); vtrace, V-trace, which "
         "corrects for the policy lag of actors that run ahead",
         choices=("gae", "vtrace"),
     )
-    gae_lambda: float = _option(0.95, "lambda of GAE(lambda) (1: n-step returns, 0: one-step TD)")
+    gae_lambda: float = _option("learner", 0.95, "lambda of GAE(lambda) (1: n-step returns, 0: one-step TD)")
     advantage_norm: bool = _option(
-        True, "normalise the advantages of each (mini)batch to mean 0 and standard deviation 1"
+        "learner", True, "normalise the advantages of each (mini)batch to mean 0 and standard deviation 1"
     )
     return_norm: bool = _option(
+        "learner",
         True,
         "divide the rewards by the running standard deviation of the discounted return (SB3 "
         "VecNormalize's norm_reward); its statistics are saved in the checkpoint",
     )
-    ppo_epochs: int = _option(10, "PPO: passes over each batch")
+    ppo_epochs: int = _option("learner", 10, "PPO: passes over each batch")
     ppo_minibatches: int = _option(
-        4, "PPO: minibatches per pass, each a set of whole env sequences re-run from their stored state"
+        "learner",
+        4,
+        "PPO: minibatches per pass, each a set of whole env sequences re-run from their stored state",
     )
-    clip_coef: float = _option(0.2, "PPO: clip of the probability ratio (epsilon)")
+    clip_coef: float = _option("learner", 0.2, "PPO: clip of the probability ratio (epsilon)")
     value_clip: float = _option(
-        0.0, "PPO: clip of the value's change from the acting policy's (0: no value clipping)"
+        "learner", 0.0, "PPO: clip of the value's change from the acting policy's (0: no value clipping)"
     )
-    learning_rate: float = _option(7e-4, "Adam learning rate")
+    learning_rate: float = _option("learner", 7e-4, "Adam learning rate")
     unit_lr_scale: float = _option(
-        1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
+        "learner", 1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
     )
-    gamma: float = _option(0.99, "discount factor")
-    entropy_coef: float = _option(0.01, "weight of the entropy bonus (its first, with --entropy-coef-final)")
+    gamma: float = _option("learner", 0.99, "discount factor")
+    entropy_coef: float = _option(
+        "learner", 0.01, "weight of the entropy bonus (its first, with --entropy-coef-final)"
+    )
     entropy_coef_final: float | None = _option(
+        "learner",
         None,
         "weight of the entropy bonus at the end of --total-steps, reached linearly from --entropy-coef "
         "(none: the weight stays --entropy-coef); a sampled policy ends sharper",
     )
-    value_coef: float = _option(0.5, "weight of the value loss")
-    max_grad_norm: float = _option(0.5, "gradient norm clip")
+    value_coef: float = _option("learner", 0.5, "weight of the value loss")
+    max_grad_norm: float = _option("learner", 0.5, "gradient norm clip")
     regularizer_weight: float = _option(
-        0.1, "weight of the arithmetic units' regulariser (NAU/NMU sparsity) once warmed up"
+        "learner", 0.1, "weight of the arithmetic units' regulariser (NAU/NMU sparsity) once warmed up"
     )
-    regularizer_start_steps: int = _option(1_000_000, "environment steps before the regulariser enters")
+    regularizer_start_steps: int = _option(
+        "learner", 1_000_000, "environment steps before the regulariser enters"
+    )
     regularizer_end_steps: int = _option(
-        3_000_000, "environment steps at which the regulariser reaches its full weight"
+        "learner", 3_000_000, "environment steps at which the regulariser reaches its full weight"
     )
     regularizer_gate_success: float = _option(
+        "learner",
         0.0,
         "0: the regulariser's start and end steps count from the beginning of training; p in (0, 1]: "
         "they count from the step at which the recent training success first reaches p (learner runtime)",
     )
-    rho_clip: float = _option(1.0, "V-trace importance weight clip (rho bar)")
-    c_clip: float = _option(1.0, "V-trace trace cutting clip (c bar)")
+    rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
+    c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(
-        0.9, "stop when recent success >= this fraction of the mean ceiling over the training range"
+        "run", 0.9, "stop when recent success >= this fraction of the mean ceiling over the training range"
     )
-    success_window: int = _option(2000, "recent episodes over which the success rate is measured")
-    max_bad_updates: int = _option(20, "consecutive NaN/inf losses that stop the run")
+    success_window: int = _option("run", 2000, "recent episodes over which the success rate is measured")
+    max_bad_updates: int = _option("run", 20, "consecutive NaN/inf losses that stop the run")
     checkpoint_interval_s: float = _option(
-        120.0, "seconds between checkpoints (one is also written at the end)"
+        "run", 120.0, "seconds between checkpoints (one is also written at the end)"
     )
-    log_interval_s: float = _option(5.0, "seconds between TensorBoard writes")
-    eval_episodes: int = _option(200, "episodes per delay of the final evaluation (0 skips it)")
-    eval_max_delay: int = _option(40, "final evaluation runs delays 1..this")
-    progress: bool = _option(True, "show a progress bar")
-    logdir: str | None = _option(None, "run folder (default runs/<agent>-<obs>-<seed>-<time>)")
-    resume: str | None = _option(None, "continue the run saved in this folder (its config is used)")
+    log_interval_s: float = _option("run", 5.0, "seconds between TensorBoard writes")
+    eval_episodes: int = _option("run", 200, "episodes per delay of the final evaluation (0 skips it)")
+    eval_max_delay: int = _option("run", 40, "final evaluation runs delays 1..this")
+    progress: bool = _option("run", True, "show a progress bar")
+    logdir: str | None = _option("run", None, "run folder (default runs/<agent>-<obs>-<seed>-<time>)")
+    resume: str | None = _option("run", None, "continue the run saved in this folder (its config is used)")
 
     def entropy_coef_at(self, steps: int) -> float:
         """The entropy bonus's weight after `steps` environment steps: --entropy-coef, or with

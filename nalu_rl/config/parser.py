@@ -1,6 +1,7 @@
 """The command line of `python -m nalu_rl.train`, generated from `Config`'s fields: one option a
-field, its help the field's, the agents' registered training defaults shown beside the options
-they set, and `parse_config`, which puts those defaults under the options not given."""
+field, listed in its group of options, its help the field's, the agents' registered training
+defaults shown beside the options they set, and `parse_config`, which puts those defaults under the
+options not given."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from nalu_rl.config.options import GENERIC_DEFAULT_AGENT, Config
+from nalu_rl.config.options import GENERIC_DEFAULT_AGENT, OPTION_GROUPS, Config
 from nalu_rl.errors import InputError
 from nalu_rl.plugins import TRUST_IMPORTS_FLAG
 
@@ -47,7 +48,8 @@ def _agent_list(agents: list[str], agents_with_defaults: int) -> str:
 
 
 def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
-    """The argparse parser of `python -m nalu_rl.train`, one option per Config field.
+    """The argparse parser of `python -m nalu_rl.train`, one option per Config field, listed by --help
+    in the field's group (OPTION_GROUPS).
 
     With `defaults=False` an option absent from the command line is absent from the result.
     """
@@ -63,13 +65,14 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
     agents_defaults = {name: agent_training_defaults(name) for name in describe_agents()}
     agents_defaults = {name: defaults for name, defaults in agents_defaults.items() if defaults}
 
-    parser.add_argument(
+    groups = {name: parser.add_argument_group(title) for name, title in OPTION_GROUPS.items()}
+    groups["agent"].add_argument(
         "--list-agents",
         action="store_true",
         default=False if defaults else argparse.SUPPRESS,
         help="print a table of the agents (name, description, shipped checkpoints) and exit",
     )
-    parser.add_argument(
+    groups["run"].add_argument(
         TRUST_IMPORTS_FLAG,
         action="store_true",
         default=False if defaults else argparse.SUPPRESS,
@@ -77,9 +80,10 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
         "(importing runs their code: only for runs you trust)",
     )
     for item in dataclasses.fields(Config):
+        group = groups[item.metadata["group"]]
         flag = item.metadata.get("flag", "--" + item.name.replace("_", "-"))
         kind = _field_type(item)
-        extra = {key: value for key, value in item.metadata.items() if key not in ("help", "flag")}
+        extra = {key: value for key, value in item.metadata.items() if key not in ("group", "help", "flag")}
         default = item.default if item.default is not dataclasses.MISSING else item.default_factory()
         extra["default"] = default if defaults else argparse.SUPPRESS
         help_text = item.metadata["help"]
@@ -98,14 +102,14 @@ def build_parser(defaults: bool = True) -> argparse.ArgumentParser:
             )
             help_text += f" (on a timing task {shown}, unless given)"
         if "action" in extra or "type" in extra:
-            parser.add_argument(flag, dest=item.name, help=help_text, **extra)
+            group.add_argument(flag, dest=item.name, help=help_text, **extra)
         elif kind is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text, **extra)
         elif typing.get_origin(kind) is tuple:
             element = typing.get_args(kind)[0]
-            parser.add_argument(flag, type=element, nargs=2, help=help_text, **extra)
+            group.add_argument(flag, type=element, nargs=2, help=help_text, **extra)
         else:
-            parser.add_argument(flag, type=kind, help=help_text, **extra)
+            group.add_argument(flag, type=kind, help=help_text, **extra)
     return parser
 
 

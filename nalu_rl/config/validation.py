@@ -1,22 +1,21 @@
-"""Whether a `Config` can work: one check per group of options, as `--help` lists them (the agent,
-the runtime, the learner, the run, the environment), each raising InputError naming the first
-option of its group whose value cannot work. The environment's comes last: it builds one env."""
+"""Whether a `Config` can work: one check per group of options (`OPTION_GROUPS`, the groups `--help`
+lists: the agent, the runtime, the learner, the run, the environment), each raising InputError
+naming the first option of its group whose value cannot work. The environment's comes last: it
+builds one env."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from nalu_rl.config.options import Config
+from nalu_rl.config.options import OPTION_GROUPS, Config
 from nalu_rl.errors import InputError
 
 
 def validate(config: Config) -> None:
-    """Raise InputError naming the first option whose value cannot work."""
-    validate_agent(config)
-    validate_runtime(config)
-    validate_learner(config)
-    validate_run(config)
-    validate_environment(config)
+    """Raise InputError naming the first option whose value cannot work (the checks of
+    GROUP_CHECKS in their order)."""
+    for check in GROUP_CHECKS.values():
+        check(config)
 
 
 def validate_agent(config: Config) -> None:
@@ -116,6 +115,18 @@ def validate_environment(config: Config) -> None:
         environment.spaces()
         if config.runtime == "device":
             environment.grid_task_config()
+
+
+# The check of each group of options (OPTION_GROUPS), in the order `validate` runs them.
+GROUP_CHECKS: dict[str, Callable[[Config], None]] = {
+    "agent": validate_agent,
+    "runtime": validate_runtime,
+    "learner": validate_learner,
+    "run": validate_run,
+    "environment": validate_environment,
+}
+if set(GROUP_CHECKS) != set(OPTION_GROUPS):
+    raise AssertionError("a group of options without its check (or a check without its group)")
 
 
 def _flag(name: str) -> str:
