@@ -13,7 +13,6 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from nalu_rl.bench.protocol import (
     BENCHMARK_TASKS,
@@ -28,7 +27,7 @@ from nalu_rl.bench.scorecard import seed_csv_path
 from nalu_rl.cli import CliError
 from nalu_rl.config import agent_training_defaults
 from nalu_rl.environment import TASK_OPTION_KWARGS, task_options
-from nalu_rl.sweep.plan import check_train_options, parse_seeds, trial_python_path
+from nalu_rl.sweep.plan import check_train_options, parse_seeds, saved_grid, trial_python_path
 from nalu_rl.sweep.trial import TrialSpec, trial_folder_name
 
 BENCH_FILE = "bench.json"
@@ -84,20 +83,6 @@ def observation_mode(env_id: str) -> str | None:
     return SYMBOLIC if TASK_OPTION_KWARGS["obs"] in task_options(env_id) else None
 
 
-def _saved_grid(args: argparse.Namespace) -> dict[str, Any]:
-    if not args.resume:
-        return {}
-    if not args.name:
-        raise CliError("--resume needs the --name of the benchmark run to continue")
-    bench_file = Path(args.root) / args.name / BENCH_FILE
-    try:
-        return json.loads(bench_file.read_text())
-    except OSError:
-        raise CliError(f"no benchmark run to resume: {bench_file} not found") from None
-    except ValueError:
-        raise CliError(f"cannot resume: {bench_file} is not valid JSON") from None
-
-
 def plan_bench(args: argparse.Namespace) -> BenchPlan:
     """Check the command line (no Ray, no training) and decide the grid; CliError in one line on bad
     input: an unknown agent or task, a task that is not a timing task, a bad seed list."""
@@ -109,7 +94,7 @@ def plan_bench(args: argparse.Namespace) -> BenchPlan:
     ):
         if value is not None and value < low:
             raise CliError(f"{name} must be at least {low}, got {value}")
-    saved = _saved_grid(args)
+    saved = saved_grid(args, BENCH_FILE, "benchmark run")
     if saved:
         recorded = [str(name) for name in saved.get("imports", [])]
         imports = consented_imports(recorded, args.imports, args.trust_imports, recorded_by=BENCH_FILE)

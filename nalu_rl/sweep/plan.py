@@ -116,19 +116,20 @@ def check_train_options(
     return configs[0]
 
 
-def _saved_grid(args: argparse.Namespace) -> dict[str, Any]:
-    """The grid of the sweep that --resume continues ({} without --resume)."""
+def saved_grid(args: argparse.Namespace, grid_file: str = SWEEP_FILE, what: str = "sweep") -> dict[str, Any]:
+    """The grid recorded in ROOT/NAME/`grid_file` of the `what` (a sweep, a benchmark run) that
+    --resume continues ({} without --resume); CliError in one line when there is none to read."""
     if not args.resume:
         return {}
     if not args.name:
-        raise CliError("--resume needs the --name of the sweep to continue")
-    sweep_file = Path(args.root) / args.name / SWEEP_FILE
+        raise CliError(f"--resume needs the --name of the {what} to continue")
+    path = Path(args.root) / args.name / grid_file
     try:
-        return json.loads(sweep_file.read_text())
+        return json.loads(path.read_text())
     except OSError:
-        raise CliError(f"no sweep to resume: {sweep_file} not found") from None
+        raise CliError(f"no {what} to resume: {path} not found") from None
     except ValueError:
-        raise CliError(f"cannot resume: {sweep_file} is not valid JSON") from None
+        raise CliError(f"cannot resume: {path} is not valid JSON") from None
 
 
 def _check_limits(args: argparse.Namespace) -> None:
@@ -150,7 +151,7 @@ def plan_sweep(args: argparse.Namespace, train_options: list[str] | None) -> Swe
     --resume, what is not given again comes from the sweep's sweep.json; the modules its train options
     name are imported only when named again with --import or accepted with --trust-imports.
     """
-    saved = _saved_grid(args)
+    saved = saved_grid(args)
     agents = args.agents or saved.get("agents")
     seed_tokens = args.seeds or [",".join(str(seed) for seed in saved.get("seeds", []))]
     if train_options is None and args.resume:
