@@ -57,6 +57,7 @@ from nalu_rl.envs.rules import (
     TIMEOUT,
     EnvUniformStreams,
 )
+from nalu_rl.envs.task import ConfiguredDelays
 
 CUE_OUTCOMES = (*OUTCOMES, "wrong")
 """The ways a cue-task episode ends: the gridworlds' four and "wrong" (a choice task's wrong answer)."""
@@ -194,20 +195,10 @@ class CueEpisodeBatch:
         return {"cues": self.config.cues(self.delay, self.t, self.key).astype(np.float32)}
 
 
-class CueTaskAttributes:
+class CueTaskAttributes(ConfiguredDelays):
     """The timing-task interface's attributes (see `nalu_rl.envs.task`), read from `self.config`."""
 
     config: CueTaskConfig
-
-    @property
-    def delay_range(self) -> tuple[int, int]:
-        """(low, high): T is drawn uniformly from low..high at reset."""
-        return self.config.delay_range
-
-    @property
-    def max_delay(self) -> int:
-        """The largest T that `reset(options={"delay": T})` accepts."""
-        return self.config.max_delay
 
     def due_time(self, delay: int) -> int:
         """The time of the (last) press due at delay T."""

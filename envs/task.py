@@ -59,3 +59,20 @@ def is_timing_task(env: Any) -> bool:
     base = getattr(env, "unwrapped", env)
     metadata = getattr(base, "metadata", None)
     return isinstance(base, TimingTask) and isinstance(metadata, dict) and "task_options" in metadata
+
+
+class ConfiguredDelays:
+    """`delay_range` and `max_delay` of the timing-task interface, read from the env's validated
+    `config`; a task's env class adds `due_time` and `success_ceiling`."""
+
+    config: Any
+
+    @property
+    def delay_range(self) -> tuple[int, int]:
+        """(low, high): T is drawn uniformly from low..high at reset."""
+        return self.config.delay_range
+
+    @property
+    def max_delay(self) -> int:
+        """The largest T that `reset(options={"delay": T})` accepts."""
+        return self.config.max_delay

@@ -24,6 +24,7 @@ from nalu_rl.envs.rules import (
     GridTaskConfig,
     success_ceiling,
 )
+from nalu_rl.envs.task import ConfiguredDelays
 
 RENDER_FPS = 4
 
@@ -53,20 +54,10 @@ class ObservationMaker:
         return {"grid": paint_grid(self.config.size, batch.agent, batch.target), "stimulus": batch.stimulus()}
 
 
-class TimingTaskAttributes:
+class TimingTaskAttributes(ConfiguredDelays):
     """The timing-task interface's attributes (see `nalu_rl.envs.task`), read from `self.config`."""
 
     config: GridTaskConfig
-
-    @property
-    def delay_range(self) -> tuple[int, int]:
-        """(low, high): T is drawn uniformly from low..high at reset."""
-        return self.config.delay_range
-
-    @property
-    def max_delay(self) -> int:
-        """The largest T that `reset(options={"delay": T})` accepts."""
-        return self.config.max_delay
 
     def due_time(self, delay: int) -> int:
         """The step t at which arrival is due at delay T (TimeTrack: T; IntervalTiming: 2T)."""
