@@ -6,9 +6,13 @@ One concept per module, each importing only the ones above it in this list:
                settings every worker process gets
   monitor.py   what a user watches: recent episodes, the progress bar, TensorBoard
   status.py    what a program watches: run_status.json (state, steps, why the run ended), its one writer
-  logbook.py   what one TensorBoard log of the run writes, and what the logs count between writes
+  logbook.py   the run's logs: its dashboard and status file, what one TensorBoard log writes, and
+               what the logs count between writes (`LogBook`)
   stop_rule.py  why a run must end: signals, failures (NaN updates, dying workers), budgets, the target
-  run.py       the run: model, optimizer, counts, logs and checkpoints, asking the stop rule
+  progress.py  the run's counts: steps, updates, episodes and their success window (`RunProgress`)
+  run_checkpoints.py  when checkpoint.pt and best.pt are written, and the best score (`RunCheckpoints`)
+  run.py       the run: model, optimizer and seeds, composing its progress, stop rule, logs and
+               checkpoints (`TrainingRun`)
   run_folder.py  the run folder: created for a new run, read back (config, checkpoint) for --resume
   unroll.py    the one acting loop: a policy plays an env that steps a batch and returns tensors
                (a Gymnasium vector env through `VectorEnvTensors`, or a tensor env on a device)

@@ -141,7 +141,7 @@ def train_hogwild(run: TrainingRun) -> None:
     pool.start_all()
     run.on_close.append(stop_workers)
     # Checkpoints read the shared model and optimizer state under the lock, never mid-step.
-    run.checkpoint_lock = lock
+    run.checkpoints.lock = lock
     try:
         while not run.should_stop():
             for _, report in pool.receive(timeout=0.1):

@@ -1,5 +1,7 @@
-"""The run: the model and optimizer a runtime trains, its counts, logs and checkpoints; why it must
-end is its stop rule's (`runtime/stop_rule.py`).
+"""The run: the model and optimizer a runtime trains, composed with one part per concern: its counts
+and success window (`RunProgress`, progress.py), why it must end (`StopRule`, stop_rule.py), its
+logs and run-status file (`LogBook`, logbook.py) and its checkpoints (`RunCheckpoints`,
+run_checkpoints.py).
 
 The runtimes (`learner`, `hogwild`, `device`) report what happened through `TrainingRun`'s methods
 (`record_batch`, `record_update`, `workers_replaced`, `add_busy_time`, `set_scalar`) and ask
@@ -21,22 +23,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from nalu_rl.checkpoint import build_model, load_checkpoint, save_checkpoint, upgrade_model_state
+from nalu_rl.checkpoint import build_model, upgrade_model_state
 from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError
 from nalu_rl.runtime.logbook import LogBook
-from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
+from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.normalization import RewardNormalizer
+from nalu_rl.runtime.progress import RunProgress
 from nalu_rl.runtime.rollout import RolloutBatch
-from nalu_rl.runtime.status import RunStatusFile
-from nalu_rl.runtime.stop_rule import RunCounters, StopRule
+from nalu_rl.runtime.run_checkpoints import BEST_CHECKPOINT, RunCheckpoints
+from nalu_rl.runtime.stop_rule import StopRule
 from nalu_rl.units import ArithmeticUnit
 
-# Seconds between looks at whether the recent training score is the run's best (then best.pt is written).
-BEST_CHECK_INTERVAL_S = 10.0
-# The file of the run's model at its best recent training score (the latest is checkpoint.pt).
-BEST_CHECKPOINT = "best.pt"
+__all__ = ["BEST_CHECKPOINT", "TrainingRun", "build_optimizer", "training_range_ceilings"]
 
 
 def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
@@ -73,8 +73,13 @@ def training_range_ceilings(environment: RunEnvironment) -> list[float] | None:
     return [environment.success_ceiling(delay) for delay in range(low, high + 1)]
 
 
+def _part_state(part: str, name: str, doc: str) -> property:
+    """A read-only attribute of `TrainingRun` that is `name` of its part `part`."""
+    return property(lambda run: getattr(getattr(run, part), name), doc=doc)
+
+
 class TrainingRun:
-    """One training run: model, optimizer, counts, the stop rule, logs and checkpoints."""
+    """One training run: model, optimizer and seeds, with its progress, stop rule, logs and checkpoints."""
 
     def __init__(self, config: Config, logdir: Path, resume_payload: dict[str, Any] | None = None) -> None:
         self.config = config
@@ -98,41 +103,53 @@ class TrainingRun:
             ) from None
         self.model.to(self.device)
         self.optimizer = build_optimizer(self.model, config)
-        self.steps = 0
-        self.updates = 0
-        self.start_steps = 0
+        self.progress = RunProgress(config, ceilings)
+        self.checkpoints = RunCheckpoints(logdir, config.checkpoint_interval_s)
         self.elapsed_before = 0.0
-        # The step at which the regulariser's ramp starts counting: 0, or with
-        # --regularizer-gate-success the step at which the recent success first reached it (None before).
-        self.regularizer_opened_at: int | None = None if config.regularizer_gate_success else 0
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
         random.seed(config.seed)
         # The running statistics of --return-norm are the run's: saved and resumed with it.
         self.reward_normalizer = RewardNormalizer() if config.return_norm else None
-        # The best recent training score so far (`EpisodeWindow.score`) and its step: what best.pt holds.
-        self.best_score: float | None = None
-        self.best_steps = 0
         if resume_payload is not None:
             self._restore(resume_payload)
-            self._restore_best(logdir / BEST_CHECKPOINT)
-        self.window = EpisodeWindow(config.success_window, ceilings, config.target_fraction)
-        self.counters = RunCounters()
+            self.checkpoints.restore_best()
         self.stop_rule = StopRule(config, logdir)
-        self.busy_seconds = {"actor": 0.0, "learner": 0.0}
-        self.scalars: dict[str, float] = {}
-        self.last_metrics: dict[str, float] = {}
         self.on_close: list[Callable[[], None]] = []
-        self.dashboard: Dashboard | None = None
-        # Held while a checkpoint reads the model and optimizer (hogwild workers step under it).
-        self.checkpoint_lock: Any = contextlib.nullcontext()
-        self.started = self.last_checkpoint = self.last_best_check = time.perf_counter()
-        self.first_batch_time: float | None = None
-        self.first_batch_steps = 0
-        self.log_book = LogBook(self.steps, self.busy_seconds)
-        self.status_file = RunStatusFile(logdir, config.total_steps)
+        self.log_book = LogBook(logdir, config.total_steps, self.progress.steps)
+        self.started = time.perf_counter()
 
-    # -- resume ----------------------------------------------------------------------------
+    # -- the parts' state, as the runtimes, the command line and the tests read it ---------------
+    steps = _part_state("progress", "steps", "Environment steps so far (resumed runs included).")
+    start_steps = _part_state(
+        "progress", "start_steps", "The steps a resumed run started from (0: a new run)."
+    )
+    updates = _part_state("progress", "updates", "Updates applied so far.")
+    window = _part_state(
+        "progress", "window", "The recent episodes (`EpisodeWindow`: success, return, by delay)."
+    )
+    counters = _part_state("progress", "counters", "What the stop rule counts (`RunCounters`).")
+    last_metrics = _part_state("progress", "last_metrics", "The metrics of the last update applied.")
+    regularizer_opened_at = _part_state(
+        "progress",
+        "regularizer_opened_at",
+        "The step the regulariser's ramp counts from (None: gate closed).",
+    )
+    best_score = _part_state(
+        "checkpoints", "best_score", "The best recent training score so far (best.pt's)."
+    )
+    best_steps = _part_state("checkpoints", "best_steps", "The step of `best_score`.")
+
+    @property
+    def dashboard(self) -> Dashboard | None:
+        """The run's TensorBoard writer and progress bar while it trains."""
+        return self.log_book.dashboard
+
+    @dashboard.setter
+    def dashboard(self, dashboard: Dashboard | None) -> None:
+        self.log_book.dashboard = dashboard
+
+    # -- resume and checkpoints ----------------------------------------------------------------
     def _restore(self, payload: dict[str, Any]) -> None:
         try:
             self.model.load_state_dict(upgrade_model_state(self.model, payload["model"]))
@@ -142,13 +159,9 @@ class TrainingRun:
             for group, scale in zip(self.optimizer.param_groups, scales, strict=True):
                 group["lr_scale"] = scale
                 group["lr"] = self.config.learning_rate * scale
-            self.steps = self.start_steps = int(payload["steps"])
-            self.updates = int(payload["updates"])
-            opened_at = int(payload.get("regularizer_opened_at", 0))
-            if opened_at >= 0 or not self.config.regularizer_gate_success:
-                self.regularizer_opened_at = max(opened_at, 0)
+            self.progress.restore(payload)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
-            self._take_best(payload.get("best"))
+            self.checkpoints.take_best(payload.get("best"))
             if self.reward_normalizer is not None and payload.get("reward_normalizer"):
                 self.reward_normalizer.load_state_dict(payload["reward_normalizer"])
             rng = payload["rng"]
@@ -161,19 +174,10 @@ class TrainingRun:
                 f"cannot resume from this checkpoint: {type(error).__name__}: {error}"
             ) from None
 
-    def _restore_best(self, path: Path) -> None:
-        """Take best.pt's own record where it is newer than the checkpoint's (written after it)."""
-        if path.exists():
-            self._take_best(load_checkpoint(path).get("best"))
-
-    def _take_best(self, record: dict[str, Any] | None) -> None:
-        """Adopt a saved best record ({"score", "steps"}) when it beats the one held."""
-        if record is not None and (self.best_score is None or float(record["score"]) > self.best_score):
-            self.best_score, self.best_steps = float(record["score"]), int(record["steps"])
-
     def checkpoint_payload(self) -> dict[str, Any]:
         """Everything needed to resume, loadable with weights_only=True."""
         python_state = random.getstate()
+        progress = self.progress.state()
         return {
             "config": self.config.to_dict(),
             "model": {key: value.detach().cpu() for key, value in self.model.state_dict().items()},
@@ -181,12 +185,12 @@ class TrainingRun:
             "observation": self.model.observation_preprocessing,
             "action_sizes": self.model.num_actions,
             "optimizer": self.optimizer.state_dict(),
-            "steps": self.steps,
-            "updates": self.updates,
-            "regularizer_opened_at": -1 if self.regularizer_opened_at is None else self.regularizer_opened_at,
+            "steps": progress["steps"],
+            "updates": progress["updates"],
+            "regularizer_opened_at": progress["regularizer_opened_at"],
             "elapsed_seconds": self.elapsed_seconds(),
             "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
-            "best": None if self.best_score is None else {"score": self.best_score, "steps": self.best_steps},
+            "best": self.checkpoints.best_record(),
             "rng": {
                 "torch": torch.get_rng_state(),
                 "numpy": json.dumps(self.rng.bit_generator.state),
@@ -194,28 +198,16 @@ class TrainingRun:
             },
         }
 
-    def _write_checkpoint(self, name: str) -> None:
-        """Write the run's checkpoint payload to `name` in the run folder, atomically."""
-        with self.checkpoint_lock:
-            payload = self.checkpoint_payload()
-        save_checkpoint(self.logdir / name, payload)
-
     def save(self) -> None:
         """Write checkpoint.pt atomically (and the run's status with its steps)."""
-        self._write_checkpoint("checkpoint.pt")
-        self.status_file.running(self.steps)
-        self.last_checkpoint = time.perf_counter()
+        self.checkpoints.save(self.checkpoint_payload)
+        self.log_book.status_file.running(self.steps)
 
     def save_if_best(self) -> bool:
         """Write best.pt (the checkpoint, atomically) when the recent training score, a full window's,
         is above every earlier one of the run; True when it did. A checkpoint chosen this way is
         chosen by the training range alone."""
-        score = self.window.score()
-        if score is None or (self.best_score is not None and score <= self.best_score):
-            return False
-        self.best_score, self.best_steps = score, self.steps
-        self._write_checkpoint(BEST_CHECKPOINT)
-        return True
+        return self.checkpoints.save_if_best(self.window.score(), self.steps, self.checkpoint_payload)
 
     # -- what the runtimes report ------------------------------------------------------------
     def elapsed_seconds(self) -> float:
@@ -228,65 +220,42 @@ class TrainingRun:
 
     def record_batch(self, batch: RolloutBatch) -> None:
         """Count the steps of a batch and add the episodes that ended in it to the window."""
-        self.record_steps(batch.num_steps, *batch.ended_episodes())
+        self.progress.record_steps(batch.num_steps, *batch.ended_episodes())
 
     def record_steps(
         self, steps: int, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray
     ) -> None:
         """Count `steps` environment steps and the episodes that ended in them (success: outcome
         "success")."""
-        self.steps += steps
-        if len(delays):
-            self.window.add(delays, successes, returns)
-            self.counters.episodes += len(delays)
+        self.progress.record_steps(steps, delays, successes, returns)
 
     def regularizer_steps(self) -> int:
-        """The steps the regulariser's ramp has counted: all of them, or with --regularizer-gate-success
-        p those since the recent training success (a full window) first reached p; -1 (no
-        regulariser) before that."""
-        if self.regularizer_opened_at is None:
-            gate = self.config.regularizer_gate_success
-            if not (self.window.full and self.window.success_rate() >= gate):
-                return -1
-            self.regularizer_opened_at = self.steps
-        return self.steps - self.regularizer_opened_at
+        """The steps the regulariser's ramp has counted (`RunProgress.regularizer_steps`; -1: none)."""
+        return self.progress.regularizer_steps()
 
     def record_update(self, metrics: dict[str, float] | None) -> None:
         """Account for an update: its metrics when applied, None when it was skipped because its
         loss or gradient was not finite."""
-        if metrics is None:
-            self.counters.bad_updates += 1
-            self.counters.bad_updates_in_a_row += 1
-            return
-        self.updates += 1
-        self.counters.bad_updates_in_a_row = 0
-        self.last_metrics = metrics
+        self.progress.record_update(metrics)
 
     def record_policy_lag(self, lags: torch.Tensor) -> None:
         """Account for the policy lag (learner version minus acting version) of a batch's unrolls."""
-        self.counters.max_policy_lag = max(self.counters.max_policy_lag, int(lags.max()))
-        self.scalars["runtime/policy_lag"] = float(lags.float().mean())
-        self.scalars["runtime/policy_lag_max"] = float(lags.max())
+        counters = self.progress.counters
+        counters.max_policy_lag = max(counters.max_policy_lag, int(lags.max()))
+        self.log_book.scalars["runtime/policy_lag"] = float(lags.float().mean())
+        self.log_book.scalars["runtime/policy_lag_max"] = float(lags.max())
 
     def workers_replaced(self, count: int) -> None:
         """Account for `count` dead worker processes (actors or hogwild workers) just restarted."""
-        if not count:
-            return
-        counters = self.counters
-        counters.worker_restarts += count
-        if self.steps == counters.steps_at_last_restart:
-            counters.restarts_without_progress += count
-        else:
-            counters.restarts_without_progress = count
-        counters.steps_at_last_restart = self.steps
+        self.progress.workers_replaced(count)
 
     def add_busy_time(self, role: str, seconds: float) -> None:
         """Add time spent working by the "actor" or "learner" side (for the busy fractions logged)."""
-        self.busy_seconds[role] += seconds
+        self.log_book.busy_seconds[role] += seconds
 
     def set_scalar(self, name: str, value: float) -> None:
         """A runtime-specific value to write with the next TensorBoard log."""
-        self.scalars[name] = value
+        self.log_book.scalars[name] = value
 
     # -- the loop's heartbeat ----------------------------------------------------------------
     def request_stop(self, signum: int) -> None:
@@ -312,26 +281,21 @@ class TrainingRun:
 
     def steady_steps_per_second(self) -> float:
         """SPS from the first trained batch to now (process start-up and first weights excluded)."""
-        if self.first_batch_time is None:
-            return 0.0
-        elapsed = time.perf_counter() - self.first_batch_time
-        return (self.steps - self.first_batch_steps) / elapsed if elapsed > 0 else 0.0
+        return self.progress.steady_steps_per_second(time.perf_counter())
 
     def should_stop(self) -> bool:
         """Refresh progress, logs and checkpoints; True once the run must end (why: `stop_reason`)."""
         now = time.perf_counter()
-        if self.first_batch_time is None and self.steps > self.start_steps:
-            self.first_batch_time, self.first_batch_steps = now, self.steps
+        self.progress.note_time(now)
         if self.dashboard is not None:
             self.dashboard.show(self.steps, self.window)
             if self.log_book.due(now, self.config.log_interval_s):
                 self.log(now)
         if self.stop_rule.check(self.steps, self.counters, self.window):
             return True
-        if now - self.last_best_check >= BEST_CHECK_INTERVAL_S:
-            self.last_best_check = now
+        if self.checkpoints.best_check_due(now):
             self.save_if_best()
-        if now - self.last_checkpoint >= self.config.checkpoint_interval_s:
+        if self.checkpoints.save_due(now):
             self.save()
         return False
 

@@ -15,7 +15,8 @@ from nalu_rl.runtime.device import train_device
 from nalu_rl.runtime.hogwild import train_hogwild
 from nalu_rl.runtime.learner import train_learner
 from nalu_rl.runtime.monitor import Dashboard
-from nalu_rl.runtime.run import BEST_CHECKPOINT, TrainingRun
+from nalu_rl.runtime.run import TrainingRun
+from nalu_rl.runtime.run_checkpoints import BEST_CHECKPOINT
 
 RUNTIMES = {"learner": train_learner, "hogwild": train_hogwild, "device": train_device}
 
@@ -47,10 +48,11 @@ def train(run: TrainingRun) -> TrainingRun:
     print(describe_choice(config.precision, run.device, config.runtime != "device"), file=sys.stderr)
     if run.start_steps:
         print(
-            f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)", file=sys.stderr
+            f"resuming {run.logdir} from step {run.start_steps:,} ({run.updates:,} updates)",
+            file=sys.stderr,
         )
     run.dashboard = Dashboard(run.logdir, config.total_steps, run.steps, config.progress)
-    run.status_file.running(run.steps)
+    run.log_book.status_file.running(run.steps)
     crash: BaseException | None = None
     with run.stop_on_signals():
         try:
@@ -65,7 +67,7 @@ def train(run: TrainingRun) -> TrainingRun:
                 run.save()
                 report_stop_latency(run)
             run.log()
-            run.status_file.ended(run, crash)
+            run.log_book.status_file.ended(run, crash)
     restarts = run.counters.worker_restarts
     if run.best_score is not None:
         measure = "success" if run.window.reports_success else "return"
