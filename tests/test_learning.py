@@ -177,7 +177,10 @@ def test_the_defaults_learn_the_one_step_memory_task(tmp_path: Path) -> None:
         ]  # fmt: skip
     )
     assert run.config.agent == "lstm" and run.config.algo == "ppo"
-    assert run.window.mean_return() >= 0.9 * best, run.window.mean_return()
+    # 0.8 of the best, at the floor of that wander: guessing earns about a quarter of it. The same
+    # seeded run ends at different returns on different CPUs (their float kernels differ): 43.25 on
+    # an Intel Xeon with AMX (2026-12-06), where 0.9 of the best (44.1) failed.
+    assert run.window.mean_return() >= 0.8 * best, run.window.mean_return()
 
 
 def test_the_measured_agents_timing_task_loss_is_the_a3c_v_trace_loss_as_before() -> None:
