@@ -7,7 +7,7 @@ value, so every env refuses bad input with the same words.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -91,3 +91,11 @@ def actions_argument(actions: object, num_envs: int, num_actions: int) -> np.nda
         bad = actions[(actions < 0) | (actions >= num_actions)]
         raise ValueError(f"actions must be in 0..{num_actions - 1}, got {bad[:8].tolist()}")
     return actions
+
+
+def requested_delay(options: dict | None, checked_delay: Callable[[object], int]) -> int | None:
+    """The T a reset's `options["delay"]` fixes, checked by the config's `checked_delay`; None when the
+    options ask for none (T is then drawn from delay_range)."""
+    if options and options.get("delay") is not None:
+        return checked_delay(options["delay"])
+    return None

@@ -45,6 +45,7 @@ from nalu_rl.envs.arguments import (
     delay_argument,
     delay_range_argument,
     integer_at_least,
+    requested_delay,
 )
 from nalu_rl.envs.draws import SingleEnvUniforms, episode_keys
 from nalu_rl.envs.rules import (
@@ -267,9 +268,7 @@ class CueTaskEnv(CueTaskAttributes, gym.Env):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode: T from `delay_range` or `options["delay"]`, and a new random key."""
         super().reset(seed=seed)
-        delay = None
-        if options and options.get("delay") is not None:
-            delay = self.config.checked_delay(options["delay"])
+        delay = requested_delay(options, self.config.checked_delay)
         self._batch.start(slice(None), self._uniforms.next(self.np_random), delay)
         self._outcome = ""
         self._needs_reset = False
@@ -339,9 +338,7 @@ class CueTaskVectorEnv(CueTaskAttributes, VectorEnv):
         super().reset(seed=seed)
         if seed is not None or self._uniforms is None:
             self._uniforms = EnvUniformStreams(self.num_envs, seed)
-        delay = None
-        if options and options.get("delay") is not None:
-            delay = self.config.checked_delay(options["delay"])
+        delay = requested_delay(options, self.config.checked_delay)
         self._batch.start(self._all_envs, self._uniforms.next(self._all_envs), delay)
         self._episode_ended[:] = False
         self._outcome_code[:] = NO_OUTCOME

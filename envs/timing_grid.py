@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from nalu_rl.envs.arguments import action_argument
+from nalu_rl.envs.arguments import action_argument, requested_delay
 from nalu_rl.envs.drawing import PixelPainter, paint_grid
 from nalu_rl.envs.draws import SingleEnvUniforms
 from nalu_rl.envs.rendering import EpisodeRenderer
@@ -100,9 +100,7 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode: random agent and target cells, T from `delay_range` or `options["delay"]`."""
         super().reset(seed=seed)
-        delay = None
-        if options and options.get("delay") is not None:
-            delay = self.config.checked_delay(options["delay"])
+        delay = requested_delay(options, self.config.checked_delay)
         self._batch.start(slice(None), self._uniforms.next(self.np_random), delay)
         self._outcome = ""
         self._needs_reset = False

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from nalu_rl.envs.arguments import actions_argument
+from nalu_rl.envs.arguments import actions_argument, requested_delay
 from nalu_rl.envs.interval_timing import IntervalTimingEnv
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
@@ -75,9 +75,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         if seed is not None or self._uniforms is None:
             # seed None on a fresh env: each env takes fresh entropy, as a single env would.
             self._uniforms = EnvUniformStreams(self.num_envs, seed)
-        delay = None
-        if options and options.get("delay") is not None:
-            delay = self.config.checked_delay(options["delay"])
+        delay = requested_delay(options, self.config.checked_delay)
         self._batch.start(self._all_envs, self._uniforms.next(self._all_envs), delay)
         self._episode_ended[:] = False
         self._outcome_code[:] = NO_OUTCOME
