@@ -45,9 +45,9 @@ from nalu_rl.envs.arguments import (
     delay_argument,
     delay_range_argument,
     integer_at_least,
-    requested_delay,
 )
-from nalu_rl.envs.draws import SingleEnvUniforms, episode_keys
+from nalu_rl.envs.draws import episode_keys
+from nalu_rl.envs.episode_starts import SingleEpisodeStart, VectorEpisodeStart
 from nalu_rl.envs.rules import (
     EARLY,
     LATE,
@@ -56,7 +56,6 @@ from nalu_rl.envs.rules import (
     REWARD_MODES,
     SUCCESS,
     TIMEOUT,
-    EnvUniformStreams,
 )
 from nalu_rl.envs.task import ConfiguredDelays
 
@@ -242,7 +241,7 @@ def text_frame(config: CueTaskConfig, batch: CueEpisodeBatch, env: int, outcome:
     return f"{line} [{outcome}]" if outcome else line
 
 
-class CueTaskEnv(CueTaskAttributes, gym.Env):
+class CueTaskEnv(CueTaskAttributes, SingleEpisodeStart, gym.Env):
     """The single env of a cue task; a subclass names its `config_class` and its metadata.
 
     See the module docstring for the observation, the time convention and the rewards. `info` holds
@@ -259,19 +258,14 @@ class CueTaskEnv(CueTaskAttributes, gym.Env):
         self.observation_space = observation_space(self.config)
         self.action_space = spaces.Discrete(self.config.num_actions)
         self._batch = CueEpisodeBatch(self.config, 1)
-        self._uniforms = SingleEnvUniforms()
-        self._outcome = ""
-        self._needs_reset = True
+        self._init_episode_start()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode: T from `delay_range` or `options["delay"]`, and a new random key."""
         super().reset(seed=seed)
-        delay = requested_delay(options, self.config.checked_delay)
-        self._batch.start(slice(None), self._uniforms.next(self.np_random), delay)
-        self._outcome = ""
-        self._needs_reset = False
+        self._start_episode(options)
         return self._observation(), self._info()
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -302,7 +296,7 @@ class CueTaskEnv(CueTaskAttributes, gym.Env):
         return text_frame(self.config, self._batch, 0, self._outcome)
 
 
-class CueTaskVectorEnv(CueTaskAttributes, VectorEnv):
+class CueTaskVectorEnv(CueTaskAttributes, VectorEpisodeStart, VectorEnv):
     """`num_envs` independent envs of one cue task advanced as one batch, with numpy, no loop over envs.
 
     A subclass names the task's `config_class` and `metadata`. Env i of a vector env reset with
@@ -325,23 +319,14 @@ class CueTaskVectorEnv(CueTaskAttributes, VectorEnv):
         self.single_action_space = spaces.Discrete(self.config.num_actions)
         self.action_space = spaces.MultiDiscrete(np.full(num_envs, self.config.num_actions))
         self._batch = CueEpisodeBatch(self.config, num_envs)
-        self._uniforms: EnvUniformStreams | None = None
-        self._episode_ended = np.zeros(num_envs, dtype=bool)
-        self._all_envs = np.arange(num_envs)
-        self._all_true = np.ones(num_envs, dtype=bool)
-        self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
+        self._init_episode_start(num_envs)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode in every env; env i is seeded `seed + i`; `options["delay"]` fixes T for all."""
         super().reset(seed=seed)
-        if seed is not None or self._uniforms is None:
-            self._uniforms = EnvUniformStreams(self.num_envs, seed)
-        delay = requested_delay(options, self.config.checked_delay)
-        self._batch.start(self._all_envs, self._uniforms.next(self._all_envs), delay)
-        self._episode_ended[:] = False
-        self._outcome_code[:] = NO_OUTCOME
+        self._start_every_episode(seed, options)
         return self._batch.observation(), self._infos(self._outcome_code)
 
     def step(
@@ -351,19 +336,9 @@ class CueTaskVectorEnv(CueTaskAttributes, VectorEnv):
         if self._uniforms is None:
             raise RuntimeError("the vector env has not been reset: call reset() first")
         actions = actions_argument(actions, self.num_envs, self.config.num_actions)
-        batch = self._batch
-        restarting = self._episode_ended
-        reward, terminated, outcome = batch.advance(actions)
-        restart_envs = np.flatnonzero(restarting)
-        if len(restart_envs):
-            batch.start(restart_envs, self._uniforms.next(restart_envs))
-            reward[restart_envs] = 0.0
-            terminated[restart_envs] = False
-            outcome[restart_envs] = NO_OUTCOME
-        self._episode_ended = terminated
-        self._outcome_code = outcome
+        reward, terminated, outcome = self._advance_every_env(actions)
         truncated = np.zeros(self.num_envs, dtype=bool)
-        return batch.observation(), reward, terminated.copy(), truncated, self._infos(outcome)
+        return self._batch.observation(), reward, terminated.copy(), truncated, self._infos(outcome)
 
     def _infos(self, outcome: np.ndarray) -> dict[str, Any]:
         ended = outcome != NO_OUTCOME

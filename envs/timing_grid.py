@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from nalu_rl.envs.arguments import action_argument, requested_delay
+from nalu_rl.envs.arguments import action_argument
 from nalu_rl.envs.drawing import PixelPainter, paint_grid
-from nalu_rl.envs.draws import SingleEnvUniforms
+from nalu_rl.envs.episode_starts import SingleEpisodeStart
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
     NO_OUTCOME,
@@ -68,7 +68,7 @@ class TimingTaskAttributes(ConfiguredDelays):
         return success_ceiling(self.due_time(delay), self.config.size)
 
 
-class TimingGridEnv(TimingTaskAttributes, gym.Env):
+class TimingGridEnv(TimingTaskAttributes, SingleEpisodeStart, gym.Env):
     """The single env of a timing gridworld; a subclass names its `config_class` and its metadata.
 
     Actions: 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT, 4 PASS. Arrival at time t ends the episode with reward
@@ -90,9 +90,7 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._batch = EpisodeBatch(self.config, 1)
         self._observe = ObservationMaker(self.config)
-        self._uniforms = SingleEnvUniforms()
-        self._outcome = ""
-        self._needs_reset = True
+        self._init_episode_start()
         self._renderer = EpisodeRenderer(self.render_mode, self.config.size, self.window_title)
 
     def reset(
@@ -100,10 +98,7 @@ class TimingGridEnv(TimingTaskAttributes, gym.Env):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode: random agent and target cells, T from `delay_range` or `options["delay"]`."""
         super().reset(seed=seed)
-        delay = requested_delay(options, self.config.checked_delay)
-        self._batch.start(slice(None), self._uniforms.next(self.np_random), delay)
-        self._outcome = ""
-        self._needs_reset = False
+        self._start_episode(options)
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info()

@@ -13,7 +13,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from nalu_rl.envs.arguments import actions_argument, requested_delay
+from nalu_rl.envs.arguments import actions_argument
+from nalu_rl.envs.episode_starts import VectorEpisodeStart
 from nalu_rl.envs.interval_timing import IntervalTimingEnv
 from nalu_rl.envs.rendering import EpisodeRenderer
 from nalu_rl.envs.rules import (
@@ -21,7 +22,6 @@ from nalu_rl.envs.rules import (
     NUM_ACTIONS,
     OUTCOME_NAMES,
     SUCCESS,
-    EnvUniformStreams,
     EpisodeBatch,
     GridTaskConfig,
     IntervalTimingConfig,
@@ -32,7 +32,7 @@ from nalu_rl.envs.time_track import TimeTrackEnv
 from nalu_rl.envs.timing_grid import ObservationMaker, TimingTaskAttributes, observation_space
 
 
-class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
+class TimingGridVectorEnv(TimingTaskAttributes, VectorEpisodeStart, VectorEnv):
     """`num_envs` independent envs of one timing gridworld advanced as one batch.
 
     A subclass names the task's `config_class` and `metadata`. Env i of a vector env reset with
@@ -60,11 +60,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         self.action_space = spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
         self._batch = EpisodeBatch(self.config, num_envs)
         self._observe = ObservationMaker(self.config)
-        self._uniforms: EnvUniformStreams | None = None
-        self._episode_ended = np.zeros(num_envs, dtype=bool)
-        self._all_envs = np.arange(num_envs)
-        self._all_true = np.ones(num_envs, dtype=bool)
-        self._outcome_code = np.full(num_envs, NO_OUTCOME, dtype=np.int8)
+        self._init_episode_start(num_envs)
         self._renderer = EpisodeRenderer(self.render_mode, self.config.size, self.window_title)
 
     def reset(
@@ -72,13 +68,7 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode in every env; env i is seeded `seed + i`; `options["delay"]` fixes T for all."""
         super().reset(seed=seed)
-        if seed is not None or self._uniforms is None:
-            # seed None on a fresh env: each env takes fresh entropy, as a single env would.
-            self._uniforms = EnvUniformStreams(self.num_envs, seed)
-        delay = requested_delay(options, self.config.checked_delay)
-        self._batch.start(self._all_envs, self._uniforms.next(self._all_envs), delay)
-        self._episode_ended[:] = False
-        self._outcome_code[:] = NO_OUTCOME
+        self._start_every_episode(seed, options)
         if self.render_mode == "human":
             self.render()
         return self._observe(self._batch), self._infos(None)
@@ -90,21 +80,11 @@ class TimingGridVectorEnv(TimingTaskAttributes, VectorEnv):
         if self._uniforms is None:
             raise RuntimeError("the vector env has not been reset: call reset() first")
         actions = actions_argument(actions, self.num_envs, NUM_ACTIONS)
-        batch = self._batch
-        restarting = self._episode_ended
-        reward, terminated, outcome = batch.advance(actions)
-        restart_envs = np.flatnonzero(restarting)
-        if len(restart_envs):
-            batch.start(restart_envs, self._uniforms.next(restart_envs))
-            reward[restart_envs] = 0.0
-            terminated[restart_envs] = False
-            outcome[restart_envs] = NO_OUTCOME
-        self._episode_ended = terminated
-        self._outcome_code = outcome
+        reward, terminated, outcome = self._advance_every_env(actions)
         if self.render_mode == "human":
             self.render()
         truncated = np.zeros(self.num_envs, dtype=bool)
-        return self._observe(batch), reward, terminated.copy(), truncated, self._infos(outcome)
+        return self._observe(self._batch), reward, terminated.copy(), truncated, self._infos(outcome)
 
     def _infos(self, outcome: np.ndarray | None) -> dict[str, Any]:
         batch = self._batch
