@@ -18,6 +18,13 @@ from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL
 SEQUENCE_SIGNALS = ("encoder", "stimulus", "bias")
 CORE_SIGNALS = (MEMORY_SIGNAL, COUNT_SIGNAL)
 
+Signals = dict[str, Tensor]
+"""A step's signals by name, each [B, ...]."""
+State = tuple[Tensor, ...]
+"""A core's state: [B, state_size] tensors in the order of `state_names`."""
+StepResult = tuple[Tensor, State]
+"""What a step (or an unroll) returns: the output and the next state."""
+
 
 class Core(nn.Module):
     """A recurrent core: `inputs` names the signals it reads (in concat order), `signal` the one it produces.
@@ -65,21 +72,13 @@ class Core(nn.Module):
         """Per-step precomputed inputs (T tensors) from the [T, B, ...] sequence signals, or None."""
         return None
 
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """One step: this step's prepared input, the signals [B, ...] of `stepwise_inputs`, the state and
         keep [B, 1] (0 where an episode starts, which zeroes the state first) -> (output, next state).
         """
         raise NotImplementedError
 
-    def unroll(
-        self, prepared: Sequence[Tensor] | Tensor | None, state: tuple[Tensor, ...], keep: Tensor
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def unroll(self, prepared: Sequence[Tensor] | Tensor | None, state: State, keep: Tensor) -> StepResult:
         """All T steps of a core that reads nothing at step time (no `stepwise_inputs`) and that no
         other core reads: `prepare`'s output, the state and keep [T, B, 1] -> (outputs [T, B, ...],
         the state after the last step). Steps one step at a time; a core whose steps can be computed

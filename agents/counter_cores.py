@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.agents.core import Core, input_width
+from nalu_rl.agents.core import Core, Signals, State, StepResult, input_width
 from nalu_rl.agents.wiring import COUNT_SIGNAL, Wiring
 from nalu_rl.units import RecurrentUnit, make_unit, run_in_float32
 
@@ -74,13 +74,7 @@ class AccumulatorCore(CounterCore):
         return self.counter_unit(torch.cat([sequence[name] for name in self.inputs], -1)).unbind(0)
 
     @run_in_float32
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """m_t = m_{t-1} + U(x_t), with `prepared` the increment when it was computed ahead."""
         m = state[0] * keep
         increment = prepared if prepared is not None else self.counter_unit(self.step_input(None, signals))
@@ -101,13 +95,7 @@ class RecurrentUnitCore(CounterCore):
         self.counter_unit = RecurrentUnit(wiring.unit, input_width(inputs, input_widths), size)
 
     @run_in_float32
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """m_t = U([x_t, m_{t-1}])."""
         m = self.counter_unit.step(self.step_input(prepared, signals), state[0] * keep)
         return m, (m,)
@@ -164,13 +152,7 @@ class LinearRecurrenceCore(CounterCore):
         self.linear_recurrence = LinearRecurrence(input_width(inputs, input_widths), size)
 
     @run_in_float32
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """z_t from z_{t-1}; returns m_t = Re(C z_t) + D x_t and the state (Re z_t, Im z_t)."""
         recurrence = self.linear_recurrence
         x = self.step_input(prepared, signals)

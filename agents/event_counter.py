@@ -9,7 +9,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.agents.core import input_width
+from nalu_rl.agents.core import Signals, State, StepResult, input_width
 from nalu_rl.agents.counter_cores import CounterCore
 from nalu_rl.agents.wiring import Wiring
 from nalu_rl.units import BinaryGate, GridSnap, make_unit, run_in_float32
@@ -136,13 +136,7 @@ class EventCounterCore(CounterCore):
         return weights
 
     @run_in_float32
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
         count, phase = state[0] * keep, state[2] * keep
         from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
@@ -152,9 +146,7 @@ class EventCounterCore(CounterCore):
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
     @run_in_float32
-    def unroll(
-        self, prepared: Tensor, state: tuple[Tensor, ...], keep: Tensor
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def unroll(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
         """`step` over all T steps, with only the phase (its own recurrence) computed step by step:
         the events, their increments and the count of all T steps are each one computation (one
         step, as an actor takes, goes through `step`: fewer operations)."""

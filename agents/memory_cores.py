@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor, nn
 
-from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core, input_width
+from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core, Signals, State, StepResult, input_width
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 
 
@@ -58,13 +58,7 @@ class LSTMCore(Core):
             return None
         return self.lstm_input(torch.cat([sequence[name] for name in self.sequence_inputs], -1)).unbind(0)
 
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """(h_t, c_t) from (h_{t-1}, c_{t-1}); returns h_t and the state (h_t, c_t)."""
         h, c = state[0] * keep, state[1] * keep
         gates = self.lstm_hidden(h) if prepared is None else prepared + self.lstm_hidden(h)
@@ -110,13 +104,7 @@ class GRUCore(Core):
             return None
         return self.project_input(torch.cat([sequence[name] for name in self.inputs], -1)).unbind(0)
 
-    def step(
-        self,
-        prepared: Tensor | None,
-        signals: dict[str, Tensor],
-        state: tuple[Tensor, ...],
-        keep: Tensor,
-    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
         """h_t from h_{t-1}; returns h_t and the state (h_t,)."""
         h = state[0] * keep
         if prepared is None:
