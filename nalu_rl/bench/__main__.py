@@ -146,7 +146,7 @@ def evaluate_finished_trials(plan: BenchPlan, specs: Sequence[TrialSpec]) -> Non
 def run_trials(plan: BenchPlan, args: argparse.Namespace, specs: list[TrialSpec]) -> bool:
     """Train and evaluate the trials of `specs` without a CSV on Ray; True if a stop was requested."""
     from nalu_rl.bench import ray_trial
-    from nalu_rl.sweep.__main__ import load_ray_backend, stop_requests
+    from nalu_rl.sweep.control import load_ray_backend, stop_requests
 
     backend = load_ray_backend()
     pending = [spec for spec in specs if not result_csv(plan, spec).exists()]

@@ -16,23 +16,17 @@ Ray is imported only once the command line is checked (nalu_rl.sweep.ray_backend
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.util
-import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-from nalu_rl.cli import CliError, add_import_option, add_trust_imports_option, one_line_errors, run_cli
+from nalu_rl.cli import add_import_option, add_trust_imports_option, one_line_errors, run_cli
+from nalu_rl.sweep.control import load_ray_backend, stop_requests
 from nalu_rl.sweep.folder import read_trial_status
 from nalu_rl.sweep.plan import make_specs, plan_sweep, trial_resources
 from nalu_rl.sweep.progress import SweepProgress
 from nalu_rl.sweep.report import summarize
 from nalu_rl.sweep.trial import TrialSpec, stop_leftover_train
-
-RAY_MISSING = "Ray is not installed; install with `pip install -e .[cluster]`"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,42 +90,6 @@ def split_train_options(argv: Sequence[str]) -> tuple[list[str], list[str] | Non
         cut = argv.index("--")
         return argv[:cut], argv[cut + 1 :]
     return argv, None
-
-
-def load_ray_backend() -> ModuleType:
-    """The Ray Tune backend (nalu_rl.sweep.ray_backend); CliError when Ray is not installed."""
-    if importlib.util.find_spec("ray") is None:
-        raise CliError(RAY_MISSING)
-    from nalu_rl.sweep import ray_backend
-
-    return ray_backend
-
-
-@contextlib.contextmanager
-def stop_requests() -> Iterator[Callable[[], bool]]:
-    """Within the block, SIGINT and SIGTERM ask the trials to stop (the yielded function says whether
-    one came); a second one stops at once."""
-    received: list[int] = []
-    previous: dict[int, Any] = {}
-
-    def request_stop(signum: int, _frame: Any) -> None:
-        received.append(signum)
-        print(
-            f"stopping: {signal.Signals(signum).name} received; every trial saves its checkpoint "
-            "(send it again to stop at once)",
-            file=sys.stderr,
-            flush=True,
-        )
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, request_stop)
-    try:
-        yield lambda: bool(received)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
