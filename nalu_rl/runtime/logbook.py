@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nalu_rl.mmer import MMER_SCALAR
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.status import RunStatusFile
 
@@ -56,6 +57,8 @@ class LogBook:
             scalars["charts/success_rate"] = window.success_rate()
         scalars["charts/episode_return"] = window.mean_return()
         scalars["charts/episodes"] = counters.episodes
+        if progress.mmer is not None and progress.mmer.value is not None:
+            scalars[MMER_SCALAR] = progress.mmer.value
         if window.mean_ceiling is not None:
             for delay, rate in window.success_rate_by_delay().items():
                 scalars[f"success_by_delay/T{delay:02d}"] = rate

@@ -1,6 +1,6 @@
 """The run's progress: its step, update and episode counts, the success window of recent episodes,
-when the regulariser's ramp opened and the steady SPS; what the runtimes' reports add to and the
-stop rule, the logs and the checkpoint read."""
+when the regulariser's ramp opened, the steady SPS and, on a POPGym env, its MMER; what the runtimes'
+reports add to and the stop rule, the logs and the checkpoint read."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from nalu_rl.mmer import MaxMeanEpisodicReward
 from nalu_rl.runtime.monitor import EpisodeWindow
 from nalu_rl.runtime.stop_rule import RunCounters
 
@@ -15,7 +16,7 @@ from nalu_rl.runtime.stop_rule import RunCounters
 class RunProgress:
     """Steps, updates and episodes of one run (resumed runs continue their counts)."""
 
-    def __init__(self, config: Any, ceilings: list[float] | None) -> None:
+    def __init__(self, config: Any, ceilings: list[float] | None, track_mmer: bool = False) -> None:
         self.steps = 0
         self.updates = 0
         self.start_steps = 0
@@ -28,6 +29,8 @@ class RunProgress:
         self.last_metrics: dict[str, float] = {}
         self.first_batch_time: float | None = None
         self.first_batch_steps = 0
+        # POPGym's score of the run (nalu_rl.mmer), kept on a POPGym env only (None elsewhere).
+        self.mmer = MaxMeanEpisodicReward() if track_mmer else None
 
     def restore(self, payload: dict[str, Any]) -> None:
         """Continue the counts of a checkpoint payload (`state` wrote them)."""
@@ -36,14 +39,24 @@ class RunProgress:
         opened_at = int(payload.get("regularizer_opened_at", 0))
         if opened_at >= 0 or not self.regularizer_gate:
             self.regularizer_opened_at = max(opened_at, 0)
+        if self.mmer is not None:
+            # A checkpoint written before the run kept its MMER starts one from the resumed step.
+            stored = payload.get("mmer")
+            self.mmer = (
+                MaxMeanEpisodicReward.restore(stored)
+                if stored is not None
+                else MaxMeanEpisodicReward(start_steps=self.steps)
+            )
 
-    def state(self) -> dict[str, int]:
-        """The counts a checkpoint keeps (-1: the regulariser's gate has not opened)."""
+    def state(self) -> dict[str, Any]:
+        """The counts a checkpoint keeps (-1: the regulariser's gate has not opened), and the MMER's
+        state (None where the run keeps none)."""
         opened_at = self.regularizer_opened_at
         return {
             "steps": self.steps,
             "updates": self.updates,
             "regularizer_opened_at": -1 if opened_at is None else opened_at,
+            "mmer": None if self.mmer is None else self.mmer.state(),
         }
 
     def record_steps(
@@ -55,6 +68,8 @@ class RunProgress:
         if len(delays):
             self.window.add(delays, successes, returns)
             self.counters.episodes += len(delays)
+        if self.mmer is not None:
+            self.mmer.add(self.steps, returns)
 
     def record_update(self, metrics: dict[str, float] | None) -> None:
         """Account for an update: its metrics when applied, None when it was skipped because its

@@ -1,7 +1,7 @@
-"""The run: the model and optimizer a runtime trains, composed with one part per concern: its counts
-and success window (`RunProgress`, progress.py), why it must end (`StopRule`, stop_rule.py), its
-logs and run-status file (`LogBook`, logbook.py) and its checkpoints (`RunCheckpoints`,
-run_checkpoints.py).
+"""The run: the model and optimizer a runtime trains, composed with one part per concern: its counts,
+success window and, on a POPGym env, MMER (`RunProgress`, progress.py), why it must end (`StopRule`,
+stop_rule.py), its logs and run-status file (`LogBook`, logbook.py) and its checkpoints
+(`RunCheckpoints`, run_checkpoints.py).
 
 The runtimes (`learner`, `hogwild`, `device`) report what happened through `TrainingRun`'s methods
 (`record_batch`, `record_update`, `workers_replaced`, `add_busy_time`, `set_scalar`) and ask
@@ -27,6 +27,7 @@ from nalu_rl.checkpoint import build_model, upgrade_model_state
 from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
 from nalu_rl.errors import CheckpointError
+from nalu_rl.mmer import is_popgym_env
 from nalu_rl.runtime.logbook import LogBook
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.normalization import RewardNormalizer
@@ -89,6 +90,7 @@ class TrainingRun:
         with config.environment() as environment:
             observation_space, num_actions = environment.spaces()
             ceilings = training_range_ceilings(environment)
+            popgym = is_popgym_env(environment.probe)
         # Seeded before the model is built, so that --seed fixes its initial weights too.
         torch.manual_seed(config.seed)
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
@@ -103,7 +105,7 @@ class TrainingRun:
             ) from None
         self.model.to(self.device)
         self.optimizer = build_optimizer(self.model, config)
-        self.progress = RunProgress(config, ceilings)
+        self.progress = RunProgress(config, ceilings, track_mmer=popgym)
         self.checkpoints = RunCheckpoints(logdir, config.checkpoint_interval_s)
         self.elapsed_before = 0.0
         self.rng = np.random.default_rng(config.seed)
@@ -117,6 +119,8 @@ class TrainingRun:
         self.stop_rule = StopRule(config, logdir)
         self.on_close: list[Callable[[], None]] = []
         self.log_book = LogBook(logdir, config.total_steps, self.progress.steps)
+        if self.progress.mmer is not None:
+            self.log_book.status_file.extra_entries["mmer"] = lambda: self.progress.mmer.record()
         self.started = time.perf_counter()
 
     # -- the parts' state, as the runtimes, the command line and the tests read it ---------------
@@ -188,6 +192,7 @@ class TrainingRun:
             "steps": progress["steps"],
             "updates": progress["updates"],
             "regularizer_opened_at": progress["regularizer_opened_at"],
+            "mmer": progress["mmer"],
             "elapsed_seconds": self.elapsed_seconds(),
             "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
             "best": self.checkpoints.best_record(),

@@ -4,13 +4,16 @@
      "reason": str | null, "error": str | null, "updated": ISO 8601 time (UTC)}
 
 `reason` says why the run ended (the stop rule's reason); `error` is the one-line error of a run
-that failed or refused its input. The file is replaced atomically, so a reader never sees half of it.
+that failed or refused its input. A run on a POPGym env adds "mmer", its score so far
+(`nalu_rl.mmer.MaxMeanEpisodicReward.record`: value, complete_epochs, epoch_steps,
+best_epoch_end_steps). The file is replaced atomically, so a reader never sees half of it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +44,8 @@ class RunStatusFile:
     def __init__(self, folder: str | os.PathLike, total_steps: int) -> None:
         self.folder = Path(folder)
         self.total_steps = total_steps
+        # More entries of the file (a POPGym run's "mmer"), each read when the file is written.
+        self.extra_entries: dict[str, Callable[[], Any]] = {}
 
     def running(self, steps: int) -> None:
         """The run trains and has taken `steps` steps."""
@@ -85,4 +90,5 @@ class RunStatusFile:
             "error": None if error is None else one_line(error),
             "updated": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         }
+        status.update({name: entry() for name, entry in self.extra_entries.items()})
         write_text_atomically(self.folder / RUN_STATUS_FILE, json.dumps(status) + "\n")

@@ -82,6 +82,8 @@ def train(run: TrainingRun) -> TrainingRun:
         f"(NaN/inf), {restarts} dead worker{'s' if restarts != 1 else ''} replaced; run folder {run.logdir}",
         file=sys.stderr,
     )
+    if run.progress.mmer is not None:  # a POPGym env: its score (nalu_rl.mmer)
+        print(run.progress.mmer.summary(), file=sys.stderr)
     return run
 
 
@@ -108,11 +110,13 @@ def report_stop_latency(run: TrainingRun) -> None:
 
 
 def final_metrics(run: TrainingRun) -> dict[str, float]:
-    """The run's headline metrics for the TensorBoard hparams: steps, the recent episode return, and
-    the success rate where it means something (`EpisodeWindow.reports_success`)."""
+    """The run's headline metrics for the TensorBoard hparams: steps, the recent episode return, the
+    success rate where it means something (`EpisodeWindow.reports_success`) and a POPGym run's MMER."""
     metrics = {"episode_return": run.window.mean_return(), "steps": float(run.steps)}
     if run.window.reports_success:
         metrics["success_rate"] = run.window.success_rate()
+    if run.progress.mmer is not None and run.progress.mmer.value is not None:
+        metrics["mmer"] = run.progress.mmer.value
     return metrics
 
 
