@@ -27,7 +27,13 @@ from nalu_rl.bench.scorecard import seed_csv_path
 from nalu_rl.cli import CliError
 from nalu_rl.config import agent_training_defaults
 from nalu_rl.environment import TASK_OPTION_KWARGS, task_options
-from nalu_rl.sweep.plan import check_train_options, parse_seeds, saved_grid, trial_python_path
+from nalu_rl.sweep.plan import (
+    check_train_options,
+    new_or_resumed_folder,
+    parse_seeds,
+    saved_grid,
+    trial_python_path,
+)
 from nalu_rl.sweep.trial import TrialSpec, trial_folder_name
 
 BENCH_FILE = "bench.json"
@@ -118,11 +124,7 @@ def plan_bench(args: argparse.Namespace) -> BenchPlan:
     if len(set(labels)) != len(labels):
         raise CliError(f"--tasks: a task is named twice ({', '.join(labels)})")
     name = args.name or f"{'quick' if args.quick else 'bench'}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if "/" in name or name in ("", ".", ".."):
-        raise CliError(f"--name must be a plain folder name, got {name!r}")
-    folder = Path(args.root).absolute() / name
-    if not args.resume and folder.exists() and any(folder.iterdir()):
-        raise CliError(f"benchmark folder {folder} already exists; continue it with --resume --name {name}")
+    folder = new_or_resumed_folder(args.root, name, args.resume, "benchmark")
     results = args.results or saved.get("results")
     plan = BenchPlan(
         name,

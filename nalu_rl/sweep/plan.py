@@ -183,11 +183,7 @@ def plan_sweep(args: argparse.Namespace, train_options: list[str] | None) -> Swe
     else:
         obs = obs or config.obs
     name = args.name or f"{task_label(config.env_id, obs)}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if "/" in name or name in ("", ".", ".."):
-        raise CliError(f"--name must be a plain folder name, got {name!r}")
-    folder = Path(args.root).absolute() / name
-    if not args.resume and folder.exists() and any(folder.iterdir()):
-        raise CliError(f"sweep folder {folder} already exists; continue it with --resume --name {name}")
+    folder = new_or_resumed_folder(args.root, name, args.resume, "sweep")
     return SweepPlan(name, folder, list(agents), seeds, obs, list(train_options), config)
 
 
@@ -270,3 +266,14 @@ def make_specs(plan: SweepPlan, cpus: int) -> list[TrialSpec]:
         for agent in plan.agents
         for seed in plan.seeds
     ]
+
+
+def new_or_resumed_folder(root: str, name: str, resume: bool, kind: str) -> Path:
+    """The folder `root`/`name` of a sweep or benchmark (`kind`): `name` must be a plain folder name,
+    and a folder that holds files already is taken only by a --resume (CliError otherwise)."""
+    if "/" in name or name in ("", ".", ".."):
+        raise CliError(f"--name must be a plain folder name, got {name!r}")
+    folder = Path(root).absolute() / name
+    if not resume and folder.exists() and any(folder.iterdir()):
+        raise CliError(f"{kind} folder {folder} already exists; continue it with --resume --name {name}")
+    return folder
