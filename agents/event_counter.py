@@ -11,15 +11,16 @@ from torch import Tensor, nn
 
 from nalu_rl.agents.core import Signals, State, StepResult, input_width
 from nalu_rl.agents.counter_cores import CounterCore
-from nalu_rl.agents.wiring import Wiring
+from nalu_rl.agents.wiring import MEMORY_SIGNAL, Wiring
 from nalu_rl.units import BinaryGate, GridSnap, make_unit, run_in_float32
 
 
 class EventCounterCore(CounterCore):
     """A count of learned events: what to count is learned, and the count stays exact at any length.
 
-    Per step t, with x_t = [the encoder's features, the stimulus clamped to [-1, 1]] and s_t the raw
-    stimulus (absent where the observation has none):
+    Per step t, with x_t = [the encoder's features, the stimulus clamped to [-1, 1]] (and, where the
+    wiring's counter inputs end with "memory", the memory core's h_t: the counter then steps after it)
+    and s_t the raw stimulus (absent where the observation has none):
       phase   p_t = step(W_p [x_t, p_{t-1}] + b_p)   PHASE_BITS bits: a finite-state memory
       events  e_t = step(W_e [x_t, p_t] + b_e)       EVENTS bits, each exactly 0 or 1
       count   m_t = m_{t-1} + U([s_t, 0, 0]) + snap(U([0, e_t, 1 - e_t]))
@@ -54,12 +55,19 @@ class EventCounterCore(CounterCore):
         self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
     ) -> None:
         super().__init__(("event_count", "event_bits", "event_phase"), inputs, size)
-        if self.reads_cores:
-            raise ValueError(f"the event counter reads the observation only (encoder, stimulus): {inputs}")
+        if self.reads_cores != (MEMORY_SIGNAL,) * len(self.reads_cores) or (
+            self.reads_cores and inputs[-1] != MEMORY_SIGNAL
+        ):
+            raise ValueError(
+                f"the event counter reads the observation (encoder, stimulus) and, last, the memory: {inputs}"
+            )
         if "bias" in inputs:
             raise ValueError("the event counter learns its constant events itself; do not give it 'bias'")
         self.stimulus_width = input_widths["stimulus"] if "stimulus" in inputs else 0
         self.gate_input_width = input_width(inputs, input_widths)
+        # The gates read the observation's signals (prepared for all steps at once) and, where the
+        # wiring says so, the memory core's h_t (read step by step).
+        self.sequence_input_width = input_width(self.sequence_inputs, input_widths)
         if self.gate_input_width < 1:
             raise ValueError("the event counter needs an input to learn its events from")
         self.phase_gate = BinaryGate(self.gate_input_width + self.PHASE_BITS, self.PHASE_BITS)
@@ -71,6 +79,16 @@ class EventCounterCore(CounterCore):
         # What every step applies, derived from the parameters by `prepare` (`_derived_weights`).
         self._weights: _EventCounterWeights | None = None
         self._weights_key: tuple | None = None
+
+    @property
+    def sequence_inputs(self) -> tuple[str, ...]:
+        """The inputs known for all steps at once (the encoder, the stimulus)."""
+        return tuple(name for name in self.inputs if name not in self.reads_cores)
+
+    @property
+    def stepwise_inputs(self) -> tuple[str, ...]:
+        """Only the memory core's signal, where it is read: the rest goes through `prepare`."""
+        return self.reads_cores
 
     @property
     def output_size(self) -> int:
@@ -95,7 +113,7 @@ class EventCounterCore(CounterCore):
         self.increment_snap.forget_values()
         # The gates read the stimulus saturated, so a T of 1000 looks to them like one of 5.
         x = torch.cat(
-            [_saturated(name, sequence[name]) for name in self.inputs],
+            [_saturated(name, sequence[name]) for name in self.sequence_inputs],
             -1,
         )
         weights = self._derived_weights()
@@ -117,7 +135,7 @@ class EventCounterCore(CounterCore):
             key = tuple((weight.data_ptr(), weight._version) for weight in parameters)
             if key == self._weights_key:
                 return self._weights
-        width = self.gate_input_width
+        width, sequence_width = self.gate_input_width, self.sequence_input_width
         gates = (self.phase_gate, self.event_gate)
         from_stimulus = from_events = None
         if self.counter_unit.is_linear:
@@ -125,7 +143,8 @@ class EventCounterCore(CounterCore):
                 [self.stimulus_width, 2 * self.EVENTS], dim=-1
             )
         weights = _EventCounterWeights(
-            from_x=torch.cat([gate.linear.weight[:, :width] for gate in gates]),
+            from_x=torch.cat([gate.linear.weight[:, :sequence_width] for gate in gates]),
+            from_memory=torch.cat([gate.linear.weight[:, sequence_width:width] for gate in gates]),
             from_x_bias=torch.cat([gate.linear.bias for gate in gates]),
             phase_to_phase=self.phase_gate.linear.weight[:, width:].T,
             phase_to_events=self.event_gate.linear.weight[:, width:].T,
@@ -140,6 +159,13 @@ class EventCounterCore(CounterCore):
         """p_t, e_t and m_t from the prepared step and (m_{t-1}, p_{t-1}); returns [m_t, e_t, p_t]."""
         count, phase = state[0] * keep, state[2] * keep
         from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
+        if self.reads_cores:
+            memory = torch.cat([signals[name].float() for name in self.reads_cores], -1)
+            phase_from_memory, event_from_memory = nn.functional.linear(
+                memory, self._weights.from_memory
+            ).split([self.PHASE_BITS, self.EVENTS], dim=-1)
+            phase_from_x = phase_from_x + phase_from_memory
+            event_from_x = event_from_x + event_from_memory
         phase = self.phase_gate.events(phase_from_x + phase @ self._weights.phase_to_phase)
         events = self.event_gate.events(event_from_x + phase @ self._weights.phase_to_events)
         count = count + self._increment(from_stimulus, events)
@@ -188,6 +214,7 @@ class _EventCounterWeights(NamedTuple):
 
     from_x: Tensor  # both gates' weights on x_t, phase bits first [PHASE_BITS + EVENTS, width]
     from_x_bias: Tensor
+    from_memory: Tensor  # both gates' weights on the memory's h_t (no columns where it is not read)
     phase_to_phase: Tensor  # [PHASE_BITS, PHASE_BITS], applied as p_{t-1} @ it
     phase_to_events: Tensor  # [PHASE_BITS, EVENTS], applied as p_t @ it
     from_stimulus: Tensor | None  # a linear unit's weights on the stimulus and on the events' pairs

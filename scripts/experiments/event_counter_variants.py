@@ -1,0 +1,84 @@
+"""The event-counter variants tried on ReadySetGo (a cue task: no stimulus entry), registered for
+`--import`; makes docs/RESULTS.md, "`learned-count` on a task without a stimulus: what it counts".
+
+    cd scripts/experiments && python -m nalu_rl.train --import event_counter_variants \
+        --agent learned-count-memory --env-id nalu_rl/ReadySetGo-v0 --seed 0 --total-steps 3000000
+
+Each is `learned-count` (its training defaults too) with one change:
+- learned-count-memory: the event and phase gates also read the LSTM's h_t (the LSTM the critic reads).
+- learned-count-memory-b0: the same with the events starting off (gate bias 0, not 1).
+- learned-count-critic: no LSTM; the critic reads the encoder and the counter's output, so its value
+  loss reaches the events and the phase at every step.
+- learned-count-nlatch0: the phase bits start as latches (each holds its value: self weight 2, bias
+  -1; 4 bits), the gates read the encoder's features layer-normalised (a cue then moves a
+  pre-activation by about one), the events start off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from nalu_rl.agents.catalog import LEARNED_COUNT, LEARNED_COUNT_TRAINING
+from nalu_rl.agents.event_counter import EventCounterCore
+from nalu_rl.agents.registry import register_agent, register_core
+
+
+class EventsStartOffCore(EventCounterCore):
+    """The event counter with its events starting off (gate bias 0): they follow the input's spread."""
+
+    EVENT_BIAS = 0.0
+
+
+class LatchedPhaseCore(EventsStartOffCore):
+    """Events starting off; 4 phase bits that start as latches (self weight 2, bias -1: a bit holds
+    its value until its input moves it by more than 1); the gates read the encoder's features
+    layer-normalised, their weights on them scaled by 1.5."""
+
+    PHASE_BITS = 4
+    INPUT_SCALE = 1.5
+
+    def __init__(self, inputs, input_widths, size, wiring) -> None:
+        super().__init__(inputs, input_widths, size, wiring)
+        width = self.gate_input_width
+        with torch.no_grad():
+            linear = self.phase_gate.linear
+            linear.weight[:, :width] *= self.INPUT_SCALE
+            linear.weight[:, width:] = 2.0 * torch.eye(self.PHASE_BITS)
+            linear.bias.fill_(-1.0)
+
+    def prepare(self, sequence: dict[str, torch.Tensor]) -> torch.Tensor:
+        encoder = sequence["encoder"].float()
+        normalised = torch.nn.functional.layer_norm(encoder, encoder.shape[-1:])
+        return super().prepare({**sequence, "encoder": normalised})
+
+
+register_core("event-counter-b0", EventsStartOffCore)
+register_core("event-counter-nlatch0", LatchedPhaseCore)
+
+_READS_MEMORY = ("encoder", "stimulus", "memory")
+_VARIANTS = (
+    (
+        "learned-count-memory",
+        replace(LEARNED_COUNT, counter_inputs=_READS_MEMORY),
+        "learned-count whose event and phase gates also read the LSTM's h_t.",
+    ),
+    (
+        "learned-count-memory-b0",
+        replace(LEARNED_COUNT, counter="event-counter-b0", counter_inputs=_READS_MEMORY),
+        "learned-count-memory with the events starting off.",
+    ),
+    (
+        "learned-count-critic",
+        replace(LEARNED_COUNT, memory_inputs=(), critic_inputs=("encoder", "count"), critic_hidden=128),
+        "learned-count without an LSTM: the critic reads the encoder and the counter's output.",
+    ),
+    (
+        "learned-count-nlatch0",
+        replace(LEARNED_COUNT, counter="event-counter-nlatch0"),
+        "learned-count with latching phase bits on normalised features, the events starting off.",
+    ),
+)
+for _name, _wiring, _summary in _VARIANTS:
+    register_agent(_name, _wiring, _summary, training_defaults=LEARNED_COUNT_TRAINING)

@@ -1,0 +1,164 @@
+"""What an event counter (learned-count's core) has learned to count on a cue task: per episode
+segment (the steps between one cue and the next), how often each event bit is on and which phase
+the bits hold; whether the phase changes on a cue (a latch) or elsewhere; the count's effective
+weights; the outcomes and where the presses fall against the due time. Makes docs/RESULTS.md,
+"What learned-count counts on a cue task".
+
+    python scripts/experiments/probe_event_counter.py runs/bench/grid/trials/.../best.pt --delays 5 8 12
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nalu_rl.agents.event_counter import EventCounterCore
+from nalu_rl.checkpoint import load_agent
+from nalu_rl.environment import observation_dict
+from nalu_rl.errors import InputError
+from nalu_rl.evaluation import ModelPolicy, delay_seeds, episode_outcomes, timing_environment
+
+
+def play(model: torch.nn.Module, config: dict, delay: int, episodes: int, seed: int) -> list[dict]:
+    """`episodes` episodes at `delay`: per episode the cue flags, event bits, phase bits and count
+    at each step (the state the action at that step was chosen from), the outcome and the end step."""
+    with timing_environment(config) as environment:
+        env = environment.make_vector(episodes, delay_range=(delay, delay))
+        due = environment.due_time(delay)
+    env_seed, action_seed = delay_seeds(seed, delay)
+    policy = ModelPolicy(model.eval(), episodes, group_seeds=[action_seed])
+    observation = observation_dict(env.reset(seed=env_seed)[0])
+    start = np.ones(episodes, dtype=bool)
+    running = np.ones(episodes, dtype=bool)
+    records = [
+        {"cues": [], "events": [], "phase": [], "count": [], "outcome": "", "end": None}
+        for _ in range(episodes)
+    ]
+    t = 0
+    while running.any() and t < 4 * due + 50:
+        actions = policy(observation, start)
+        start[:] = False
+        views = model.describe_state(policy.state)
+        for row in np.flatnonzero(running):
+            record = records[row]
+            record["cues"].append(observation["cues"][row].copy())
+            record["events"].append(views["event_bits"][row].numpy().copy())
+            record["phase"].append(views["event_phase"][row].numpy().copy())
+            record["count"].append(float(views["event_count"][row, 0]))
+        observation, _, terminated, truncated, info = env.step(actions)
+        observation = observation_dict(observation)
+        ended = running & (np.asarray(terminated) | np.asarray(truncated))
+        for row in np.flatnonzero(ended):
+            records[row]["outcome"] = str(episode_outcomes(info, ended)[row])
+            records[row]["end"] = t
+        running &= ~ended
+        t += 1
+    env.close()
+    for record in records:
+        record["due"] = due
+        for key in ("cues", "events", "phase"):
+            record[key] = np.array(record[key])
+    return records
+
+
+def segment_of_each_step(cues: np.ndarray) -> np.ndarray:
+    """Per step, how many cue steps came before it (0 before the first cue's step has passed)."""
+    is_cue = cues.any(axis=1)
+    return np.concatenate([[0], np.cumsum(is_cue)[:-1]])
+
+
+def report(records: list[dict]) -> None:
+    """Print the probe's tables for the episodes of one or more delays."""
+    segments: dict[int, list[np.ndarray]] = {}
+    phases: dict[int, Counter] = {}
+    changes_on_cue = changes_elsewhere = 0
+    latched = 0
+    for record in records:
+        segment = segment_of_each_step(record["cues"])
+        for index in np.unique(segment):
+            rows = segment == index
+            segments.setdefault(int(index), []).append(record["events"][rows])
+            phases.setdefault(int(index), Counter()).update(
+                "".join(str(int(bit)) for bit in bits) for bits in record["phase"][rows]
+            )
+        phase = record["phase"]
+        changed = np.flatnonzero((phase[1:] != phase[:-1]).any(axis=1)) + 1
+        # The state at step t has read the observation of step t, so a latch on a cue changes at it.
+        cue_steps = set(np.flatnonzero(record["cues"].any(axis=1)))
+        changes_on_cue += sum(int(step in cue_steps) for step in changed)
+        changes_elsewhere += sum(int(step not in cue_steps) for step in changed)
+        last_cue = max(cue_steps) if cue_steps else None
+        if last_cue is not None and last_cue > 0 and (phase[last_cue] != phase[last_cue - 1]).any():
+            latched += 1
+    print("| segment (cues seen) | steps | event bits on (fraction, per bit) | phase bits (share of steps) |")
+    print("|---|---|---|---|")
+    for index in sorted(segments):
+        events = np.concatenate(segments[index])
+        total = sum(phases[index].values())
+        shares = ", ".join(f"{bits} {count / total:.2f}" for bits, count in phases[index].most_common())
+        on = " ".join(f"{value:.2f}" for value in events.mean(axis=0))
+        print(f"| {index} | {len(events)} | {on} | {shares} |")
+    print()
+    print(
+        f"phase changes on a cue step: {changes_on_cue}, elsewhere: {changes_elsewhere}; "
+        f"episodes whose phase changes at the last cue: {latched} of {len(records)}"
+    )
+    outcomes = Counter(record["outcome"] or "running" for record in records)
+    offsets = Counter(
+        record["end"] - record["due"]
+        for record in records
+        if record["end"] is not None and record["outcome"] != "success"
+    )
+    print(
+        f"outcomes: {dict(outcomes)}; end step - due step of the episodes that failed: "
+        f"{dict(sorted(offsets.items()))}"
+    )
+
+
+def count_weights(model: torch.nn.Module) -> str:
+    """The count unit's effective weights (on the stimulus if read, then events and complements)."""
+    for module in model.modules():
+        if isinstance(module, EventCounterCore):
+            unit = module.counter_unit
+            weight = unit.effective_weight() if hasattr(unit, "effective_weight") else unit.weight
+            gate = module.event_gate.linear
+            return (
+                f"count weights {np.round(weight.detach().numpy(), 3).tolist()}; "
+                f"event gate bias {np.round(gate.bias.detach().numpy(), 3).tolist()}, "
+                f"phase gate bias {np.round(module.phase_gate.linear.bias.detach().numpy(), 3).tolist()}"
+            )
+    raise InputError("the checkpoint's agent has no event counter")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkpoint", type=Path, help="a checkpoint of an agent with an event counter")
+    parser.add_argument("--delays", type=int, nargs="+", default=[5, 8, 12])
+    parser.add_argument("--episodes", type=int, default=50, help="episodes per delay")
+    parser.add_argument("--seed", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    try:
+        model, config = load_agent(args.checkpoint)
+        print(f"{args.checkpoint}: {count_weights(model)}")
+        with torch.no_grad():
+            records = [
+                record
+                for delay in args.delays
+                for record in play(model, config, delay, args.episodes, args.seed)
+            ]
+        if "cues" not in records[0] or records[0]["cues"].ndim != 2:
+            raise InputError("the task's observation has no 'cues' entry")
+        report(records)
+    except (InputError, OSError, KeyError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
