@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         opened = int(payload.get("regularizer_opened_at", -1))
         opened_text = f"{opened / 1e6:.2f}M" if opened > 0 else ("from the start" if opened == 0 else "never")
         shown = ", ".join(f"{value:.4f}" for value in weight)
-        steps = int(payload["steps"]) / 1e6
-        print(f"| {path} | {steps:.2f}M | [{shown}] | {'yes' if exact else 'no'} | {opened_text} |")
+        # A shipped checkpoint keeps weights and config only: no step count, no regulariser record.
+        steps = f"{int(payload['steps']) / 1e6:.2f}M" if "steps" in payload else "-"
+        print(f"| {path} | {steps} | [{shown}] | {'yes' if exact else 'no'} | {opened_text} |")
     return 0
 
 

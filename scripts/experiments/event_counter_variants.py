@@ -1,5 +1,7 @@
-"""The event-counter variants tried on ReadySetGo (a cue task: no stimulus entry), registered for
-`--import`; makes docs/RESULTS.md, "`learned-count` on a task without a stimulus: what it counts".
+"""Makes docs/journal/2026-12-06-learned-count-cue-tasks.md, "2026-12-06: `learned-count` on a cue task...".
+
+The event-counter variants tried on ReadySetGo (a cue task: no stimulus entry), registered for
+`--import`:
 
     cd scripts/experiments && python -m nalu_rl.train --import event_counter_variants \
         --agent learned-count-memory --env-id nalu_rl/ReadySetGo-v0 --seed 0 --total-steps 3000000

@@ -1,8 +1,10 @@
-"""What an event counter (learned-count's core) has learned to count on a cue task: per episode
-segment (the steps between one cue and the next), how often each event bit is on and which phase
-the bits hold; whether the phase changes on a cue (a latch) or elsewhere; the count's effective
-weights; the outcomes and where the presses fall against the due time. Makes docs/RESULTS.md,
-"What learned-count counts on a cue task".
+"""Makes docs/RESULTS.md, "`learned-count` on a task without a stimulus: what it counts".
+
+What an event counter (learned-count's core) has learned to count: per episode segment (the steps
+between one cue and the next; on TimeTrack and IntervalTiming, between changes of the stimulus), how
+often each event bit is on and which phase the bits hold; whether the phase changes on a cue (a
+latch) or elsewhere; the count's effective weights; the outcomes and where the episodes that failed
+ended against the due time.
 
     python scripts/experiments/probe_event_counter.py runs/bench/grid/trials/.../best.pt --delays 5 8 12
 """
@@ -14,6 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import gymnasium
 import numpy as np
 import torch
 
@@ -46,7 +49,7 @@ def play(model: torch.nn.Module, config: dict, delay: int, episodes: int, seed: 
         views = model.describe_state(policy.state)
         for row in np.flatnonzero(running):
             record = records[row]
-            record["cues"].append(observation["cues"][row].copy())
+            record["cues"].append(cue_flags(observation, row, t, records[row]))
             record["events"].append(views["event_bits"][row].numpy().copy())
             record["phase"].append(views["event_phase"][row].numpy().copy())
             record["count"].append(float(views["event_count"][row, 0]))
@@ -64,6 +67,20 @@ def play(model: torch.nn.Module, config: dict, delay: int, episodes: int, seed: 
         for key in ("cues", "events", "phase"):
             record[key] = np.array(record[key])
     return records
+
+
+def cue_flags(observation: dict, row: int, t: int, record: dict) -> np.ndarray:
+    """The cue flags of one env's observation: a cue task's `cues` entry; on a task with a `stimulus`
+    entry instead (TimeTrack, IntervalTiming), one flag that marks each step whose stimulus differs
+    from the step before's (the first step where it is not zero)."""
+    if "cues" in observation:
+        return observation["cues"][row].astype(np.float32).copy()
+    if "stimulus" not in observation:
+        raise InputError("the task's observation has neither a 'cues' nor a 'stimulus' entry")
+    stimulus = np.asarray(observation["stimulus"][row], dtype=np.float64).ravel()
+    before = record.setdefault("_stimulus", np.zeros_like(stimulus))
+    record["_stimulus"] = stimulus
+    return np.float32([t == 0 and stimulus.any() or (t > 0 and (stimulus != before).any())])
 
 
 def segment_of_each_step(cues: np.ndarray) -> np.ndarray:
@@ -135,13 +152,61 @@ def count_weights(model: torch.nn.Module) -> str:
     raise InputError("the checkpoint's agent has no event counter")
 
 
+def initial_spread(agent: str, env_id: str, seeds: int = 5) -> None:
+    """How far a cue moves the gates of a freshly built `agent` on `env_id` (a cue task): per seed, the
+    largest change of an event or phase gate's pre-activation between the blank frame and a frame
+    with one cue, against the event gates' start bias."""
+    import nalu_rl.envs  # noqa: F401  (registers the tasks)
+    from nalu_rl.agents import make_agent
+
+    space = gymnasium.make(env_id).observation_space
+    width = space["cues"].shape[0]
+    frames = torch.cat([torch.zeros(1, width), torch.eye(width)])
+    print("| seed | largest change a cue makes in a gate's pre-activation | event gates' start bias |")
+    print("|---|---|---|")
+    for seed in range(seeds):
+        torch.manual_seed(seed)
+        model = make_agent(agent, space, 2)
+        core = next(module for module in model.modules() if isinstance(module, EventCounterCore))
+        with torch.no_grad():
+            features = model.encoder(frames)
+            if model.feature_norm is not None:
+                features = model.feature_norm(features)
+            width_x = core.sequence_input_width
+            gates = (core.phase_gate, core.event_gate)
+            change = max(
+                (features @ gate.linear.weight[:, :width_x].T)[1:]
+                .sub((features @ gate.linear.weight[:, :width_x].T)[:1])
+                .abs()
+                .max()
+                .item()
+                for gate in gates
+            )
+        print(f"| {seed} | {change:.3f} | {core.EVENT_BIAS} |")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkpoint", type=Path, help="a checkpoint of an agent with an event counter")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
+    parser.add_argument(
+        "checkpoint", type=Path, nargs="?", help="a checkpoint of an agent with an event counter"
+    )
+    parser.add_argument(
+        "--initial-spread", nargs=2, metavar=("AGENT", "ENV_ID"),
+        help="instead: how far a cue moves the gates of AGENT freshly built for the cue task ENV_ID",
+    )  # fmt: skip
     parser.add_argument("--delays", type=int, nargs="+", default=[5, 8, 12])
     parser.add_argument("--episodes", type=int, default=50, help="episodes per delay")
     parser.add_argument("--seed", type=int, default=100_000)
     args = parser.parse_args(argv)
+    if args.initial_spread:
+        try:
+            initial_spread(*args.initial_spread)
+        except (gymnasium.error.Error, KeyError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.checkpoint is None:
+        parser.error("a checkpoint (or --initial-spread AGENT ENV_ID) is needed")
     try:
         model, config = load_agent(args.checkpoint)
         print(f"{args.checkpoint}: {count_weights(model)}")
@@ -151,8 +216,6 @@ def main(argv: list[str] | None = None) -> int:
                 for delay in args.delays
                 for record in play(model, config, delay, args.episodes, args.seed)
             ]
-        if "cues" not in records[0] or records[0]["cues"].ndim != 2:
-            raise InputError("the task's observation has no 'cues' entry")
         report(records)
     except (InputError, OSError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
