@@ -16,7 +16,9 @@ t-intervals.
 
 The panel: CartPole-v1; the one-step memory task of the tests (tests/memory_task.py); FrozenLake-v1
 (slippery 4x4); MiniGrid MemoryS7 through examples/minigrid_memory.py (SB3 reads its 7x7x3 image as a
-float vector: its image extractor needs frames of 36x36 or more).
+float vector: its image extractor needs frames of 36x36 or more). On request (`--envs countrecall
+repeatprevious repeatfirst`, needs `pip install -e ".[popgym]"`): POPGym's CountRecall, RepeatPrevious
+and RepeatFirst at Easy, whose returns lie in [-1, 1].
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ PANEL = {
         "minigrid_memory/MemoryS7-v0", threshold=0.8, module="minigrid_memory", module_folder="examples"
     ),
 }
+DEFAULT_PANEL = tuple(PANEL)
+# POPGym's Easy tasks (`pip install -e ".[popgym]"`): a return in [-1, 1], learned at 0.9 (docs/POPGYM.md).
+POPGYM_EASY = {
+    "countrecall": RaceEnv("popgym-CountRecallEasy-v0", threshold=0.9, module="popgym"),
+    "repeatprevious": RaceEnv("popgym-RepeatPreviousEasy-v0", threshold=0.9, module="popgym"),
+    "repeatfirst": RaceEnv("popgym-RepeatFirstEasy-v0", threshold=0.9, module="popgym"),
+}
+PANEL.update(POPGYM_EASY)
 
 
 def write_curve(path: Path, rows: list[dict[str, float]]) -> None:
@@ -287,7 +297,11 @@ def table(data_dir: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", nargs="+", default=list(PANEL), choices=list(PANEL))
+    parser.add_argument(
+        "--envs", nargs="+", default=list(DEFAULT_PANEL), choices=list(PANEL),
+        help=f"the envs to race (default: {' '.join(DEFAULT_PANEL)}; POPGym's Easy tasks: "
+        f"{' '.join(POPGYM_EASY)}, with popgym installed)",
+    )  # fmt: skip
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--budget-s", type=float, default=90.0, help="wall-clock seconds of each run")

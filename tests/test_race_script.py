@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "race_recurrent_ppo.py"
 
 
@@ -22,3 +24,21 @@ def test_a_bad_nalu_option_ends_the_race_with_trains_one_line_error_and_no_data(
         "error: unrecognized arguments: --bogus-option 3"
     ]
     assert not (tmp_path / "race").exists()
+
+
+@pytest.mark.slow
+def test_nalu_rl_races_a_popgym_easy_task_and_writes_its_curve(tmp_path: Path) -> None:
+    pytest.importorskip("popgym")
+    command = [
+        sys.executable, str(SCRIPT), "--envs", "repeatprevious", "--systems", "nalu_rl", "--seeds", "0",
+        "--budget-s", "15", "--data-dir", str(tmp_path / "race"),
+        # One learner thread: a learner on every core crawls on a machine shared with other tests
+        # (PERFORMANCE, "Two trainings at once on 2 cores").
+        "--nalu-options", "--learner-threads 1",
+    ]  # fmt: skip
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert finished.returncode == 0, finished.stderr
+    curve = (tmp_path / "race" / "repeatprevious" / "nalu_rl" / "seed0.csv").read_text().splitlines()
+    assert curve[0] == "steps,seconds,episode_return" and len(curve) > 1
+    returns = [float(line.split(",")[2]) for line in curve[1:]]
+    assert all(-1.0 <= value <= 1.0 for value in returns)  # POPGym's returns lie in [-1, 1]
