@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from nalu_rl.agents import flat_encoder as _flat_encoder  # noqa: F401  (registers the encoder "flat")
 from nalu_rl.agents.registry import register_agent
 from nalu_rl.agents.wiring import Wiring
 
@@ -83,6 +84,23 @@ SIGNED_COUNT = replace(NAU_SATURATED_COUNT, unit="signed-nau")
 # snapped, so that a weight the regulariser has brought near an integer counts as exactly that.
 LEARNED_COUNT = replace(
     SIGNED_COUNT, counter="event-counter", counter_inputs=_ENCODER_AND_STIMULUS, unit="snap-nau"
+)
+
+# A count per learned value, read at the value the observation asks about (POPGym's Count Recall: a card
+# dealt and a card asked about per step). 16 counts cover Count Recall Hard's 13 values; the actor reads
+# the count asked for as the index of its answer (`count_as_action`), so a count it has not met in
+# training is answered as one it has. Its events read the observation itself (the encoder "flat"): on
+# a learned encoder's features they flipped as the features moved. No LSTM: the critic, an MLP, reads
+# the observation and the counts.
+VALUE_COUNT = Wiring(
+    encoder="flat",
+    counter="value-count",
+    counter_inputs=("encoder",),
+    counter_size=16,
+    actor_inputs=("encoder", "count"),
+    critic_inputs=("encoder", "count"),
+    critic_hidden=128,
+    count_as_action=True,
 )
 
 # The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one
@@ -266,6 +284,14 @@ _AGENTS = (
         "nau-ff",
         replace(NAC_FF, unit="nau"),
         "nac-ff with a NAU: its regulariser pulls the increments to exactly -1, 0 or +1.",
+        None,
+    ),
+    (
+        "value-count",
+        VALUE_COUNT,
+        "Counts per learned value (POPGym's Count Recall): 16 exact counts of one-hot learned events "
+        "on the raw observation, the count it asks for read through snapped gates, and an actor whose "
+        "logit of answer j falls with |count - j|; no LSTM.",
         None,
     ),
 )

@@ -9,6 +9,8 @@ Per step t, with x_t the concat of a core's inputs (the contract: `nalu_rl.agent
                    z_t = lambda * z_{t-1} + gamma * B x_t, m_t = Re(C z_t) + D x_t    "count" = m_t
   event_counter  EventCounterCore "event-counter": m_t = m_{t-1} + U(s_t) + snap(U(e_t)), the
                    events e_t learned binary gates (learned-count's counter)   "count" = [m_t, e_t, p_t]
+  value_count    ValueCountCore "value-count": n_t = n_{t-1} + one_hot(argmax(W_e x_t)), a count
+                   per learned value, read as c_t = snap(sigmoid(W_r x_t)) . n_t   "count" = [c_t, n_t]
 with U an arithmetic unit (NAC, NALU, NAU, NMU); no squashing on m. Where an episode starts, a core
 zeroes its own state before the step. The counter cores compute in float32 even under a bfloat16
 autocast, so that the count stays exact (bfloat16 holds integers exactly only up to 256).
@@ -20,6 +22,7 @@ from nalu_rl.agents.counter_cores import AccumulatorCore, LinearRecurrenceCore, 
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.memory_cores import GRUCore, LSTMCore
 from nalu_rl.agents.registry import register_core
+from nalu_rl.agents.value_count import ValueCountCore
 
 # The project's cores, registered as a user's core is: each class is its own factory.
 register_core("lstm", LSTMCore)
@@ -28,3 +31,4 @@ register_core("accumulator", AccumulatorCore)
 register_core("recurrent", RecurrentUnitCore)
 register_core("linear-recurrence", LinearRecurrenceCore)
 register_core("event-counter", EventCounterCore)
+register_core("value-count", ValueCountCore)

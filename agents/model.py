@@ -13,9 +13,11 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
   heads:                   logits_t = actor(concat of its inputs among f_t, s_t, h_t, m_t)
                            value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
 With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; the critic and the
-recurrence always use m_t itself. A core that reads the other's output steps after it. Where
-episode_start[t] is True every core zeroes its state (h, c and m) before step t. The project's cores
-live in `nalu_rl.agents.cores`, its wirings in `nalu_rl.agents.catalog`.
+recurrence always use m_t itself. With `count_as_action` the actor's logit of action j also gets
+-s * |c_t - j|, c_t the first entry of what the actor reads of the count. A core that reads the
+other's output steps after it. Where episode_start[t] is True every core zeroes its state (h, c and
+m) before step t. The project's cores live in `nalu_rl.agents.cores`, its wirings in
+`nalu_rl.agents.catalog`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
+from nalu_rl.agents.count_action import CountAsAction
 from nalu_rl.agents.distributions import ActionSizes, logits_width
 from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
 from nalu_rl.agents.observations import leaf_transform, observation_dict_space
@@ -159,6 +162,7 @@ class ActorCritic(nn.Module):
 
         actor_width = sum(widths[name] for name in wiring.actor_inputs)
         self.actor = _head(actor_width, logits_width(num_actions), wiring.actor_hidden, 0.01)
+        self.count_as_action = CountAsAction(num_actions) if wiring.count_as_action else None
         self.critic = _head(sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
 
     @property
@@ -210,6 +214,8 @@ class ActorCritic(nn.Module):
             clip = self.wiring.actor_count_clip
             actor_signals = {**signals, "count": signals["count"].clamp(-clip, clip)}
         logits = self.actor(torch.cat([actor_signals[name] for name in self.wiring.actor_inputs], -1))
+        if self.count_as_action is not None:
+            logits = logits + self.count_as_action(actor_signals[COUNT_SIGNAL][..., :1])
         value = self.critic(torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)).squeeze(-1)
         return logits, value, next_state
 

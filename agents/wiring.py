@@ -45,6 +45,9 @@ class Wiring:
     actor_count_clip: 0 (off) or c > 0: the actor reads the count clamped to [-c, c] (the critic and
         the counter's own recurrence read it unclamped), so a count beyond c looks the same to the
         policy however large it grows.
+    count_as_action: the actor's logit of each action j also gets -s * |c - j|, c the first entry of
+        the count (as the actor reads it) and s in (0, 5) learned (`nalu_rl.agents.count_action`): a count
+        reads as the action of that index, whether or not training has seen that count.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -60,6 +63,7 @@ class Wiring:
     feature_size: int = 256
     feature_norm: bool = False
     actor_count_clip: float = 0.0
+    count_as_action: bool = False
     memory_core: str = "lstm"
     encoder: str = "auto"
 
@@ -112,6 +116,8 @@ class Wiring:
             raise ValueError(f"actor_count_clip must be >= 0, got {self.actor_count_clip}")
         if self.actor_count_clip and COUNT_SIGNAL not in self.actor_inputs:
             raise ValueError("actor_count_clip is set but the actor does not read 'count'")
+        if self.count_as_action and self.counter is None:
+            raise ValueError("count_as_action reads the count as an action, but the wiring has no counter")
         for name in ("counter_size", "memory_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -95,8 +95,8 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
         assert named[model.cores["memory"].state_names[0]].shape == (batch, wiring.memory_size)
     if wiring.counter == "linear-recurrence":
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
-    elif wiring.counter == "event-counter":
-        assert named["event_count"].shape == (batch, wiring.counter_size)
+    elif wiring.counter in ("event-counter", "value-count"):  # states named after what they hold
+        assert named[model.cores["count"].state_names[0]].shape == (batch, wiring.counter_size)
     elif wiring.counter is not None:
         assert named[wiring.unit].shape == (batch, wiring.counter_size)
 
