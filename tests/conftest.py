@@ -26,6 +26,16 @@ def write_tiny_checkpoint(path: Path, agent: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread for a module's tests (tiny models: one thread is faster than several
+    competing for busy cores); the count before is restored after the module."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def nac_checkpoint(tmp_path_factory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("checkpoint") / "nac.pt", "nac")

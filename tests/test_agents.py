@@ -64,13 +64,8 @@ def slice_obs(
 MODES = ("pixels", "symbolic")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """The models here are tiny: one thread is faster than several competing for busy cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# The models here are tiny: one thread is faster than several competing for busy cores.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("mode", MODES)

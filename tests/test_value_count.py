@@ -28,13 +28,8 @@ COUNT_RECALL = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """The models here are tiny: one thread is faster than several competing for busy cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# The models here are tiny: one thread is faster than several competing for busy cores.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_a_one_hot_gate_gives_exactly_one_event_a_step_with_the_softmaxs_gradient() -> None:
