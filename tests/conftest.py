@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from nalu_rl import train
 from nalu_rl.agents import make_agent
 from nalu_rl.checkpoint import save_checkpoint
 from nalu_rl.cli import run_cli
@@ -51,6 +52,21 @@ def cli_exit_code(main: Callable[[Sequence[str] | None], int | None], argv: Sequ
     with pytest.raises(SystemExit) as exit_info:
         run_cli(main, argv)
     return exit_info.value.code
+
+
+# The runtimes that run in one process: the learner runtime without actor processes, and the device
+# runtime (the task as tensors; with --actors 0 it steps --batch-unrolls x --envs-per-actor envs).
+ONE_PROCESS_RUNTIMES = {
+    "learner": ["--actors", "0"],
+    "device": ["--runtime", "device", "--device", "cpu", "--actors", "0"],
+}
+
+
+def run_cli_capture(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    """The exit code and standard error of `python -m nalu_rl.train ARGV`, run in this process."""
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(train.main, argv)
+    return exit_info.value.code, capsys.readouterr().err
 
 
 # An easy setting: symbolic grid of 3 x 3, delays 2..3, a high learning rate.
