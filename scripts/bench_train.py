@@ -22,17 +22,13 @@ those agents in turn; ratios are to the first contender.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -41,74 +37,10 @@ if os.environ.get("BENCH_TRAIN_REVISION_TREE"):
     # would otherwise hand it the working tree's version of any module the revision lacks.
     sys.meta_path = [finder for finder in sys.meta_path if "__editable__" not in finder.__module__]
 
-from nalu_rl import train  # noqa: E402
-
-
-def training_run(argv: list[str]) -> Any:
-    """One quiet training run (no progress bar, no evaluation, no stop on success)."""
-    with contextlib.redirect_stderr(io.StringIO()):
-        return train.run_training(argv)
-
-
-def learner_class() -> type:
-    """The update's `Learner` of the revision at hand (older revisions kept it in the learner runtime's
-    module, and before the runtime room in nalu_rl/learner.py)."""
-    try:
-        from nalu_rl.runtime.update import Learner
-    except ImportError:
-        try:
-            from nalu_rl.runtime.learner import Learner
-        except ImportError:
-            from nalu_rl.learner import Learner
-    return Learner
-
-
-def learner_samples_per_second(
-    agent: str, obs: str, device: str, envs: int, unroll: int, updates: int, precision: str | None = None
-) -> float:
-    """Samples/s of learner updates alone, on a batch of random-looking but valid unrolls."""
-    from nalu_rl.envs import TimeTrackVectorEnv
-
-    try:  # revisions before the runtime room kept these modules in nalu_rl/ itself
-        from nalu_rl.runtime.actor import Actor
-        from nalu_rl.runtime.rollout import RolloutBuffers
-        from nalu_rl.runtime.workers import retain_freed_memory
-    except ImportError:
-        from nalu_rl.actor import Actor
-        from nalu_rl.learner import retain_freed_memory
-        from nalu_rl.rollout import RolloutBuffers
-    from nalu_rl.config import Config
-
-    Learner = learner_class()
-
-    retain_freed_memory()  # as the learner runtime does
-    # Without `precision` the code's default applies (revisions older than --precision lack it).
-    chosen = {} if precision is None else {"precision": precision}
-    config = Config(agent=agent, obs=obs, envs_per_actor=envs, unroll_length=unroll, **chosen)
-    space = TimeTrackVectorEnv(1, **config.env_kwargs()).single_observation_space
-    from nalu_rl.agents import make_agent
-
-    acting = make_agent(agent, space).eval()
-    buffers = RolloutBuffers(space, acting.initial_state(envs), unroll, envs, 1, shared=False)
-    Actor(config, acting, envs, seed=0).unroll(buffers.slot(0))
-    model = make_agent(agent, space).to(device)
-    learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
-    batch = buffers.batch([0], pin_memory=device == "cuda").to(device)
-    return timed_updates(learner, batch, updates, device)
-
-
-def timed_updates(learner: Any, batch: Any, updates: int, device: str) -> float:
-    """Samples/s of `updates` learner updates on one batch, after one untimed warm-up update."""
-    learner.update(batch)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    for _ in range(updates):
-        learner.update(batch)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return updates * batch.num_steps / (time.perf_counter() - started)
-
+# The measures and comparisons live beside this script, in scripts/support/.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+from runtime_comparisons import compare_device_runtime, compare_synchrony, grow_device_batches  # noqa: E402
+from training_measures import learner_samples_per_second, precision_options, training_run  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -133,167 +65,6 @@ def source_tree(revision: str, folder: str) -> str:
         if not (tree / "nalu_rl" / name).exists():
             shutil.copytree(tree / name, tree / "nalu_rl" / name)
     return str(tree)
-
-
-def compare_synchrony(arguments: argparse.Namespace) -> None:
-    """SPS of the learner runtime with actors running ahead, with synchronous actors and in one
-    process, taking turns round after round; ratios to actors running ahead."""
-    settings = {
-        "actors ahead": ["--actors", str(arguments.actors), "--no-synchronous"],
-        "synchronous": ["--actors", str(arguments.actors), "--synchronous"],
-        "one process": ["--actors", "0"],
-    }
-    folder = tempfile.mkdtemp(prefix="bench_train-synchrony-")
-    figures: dict[tuple[str, str], list[float]] = {}
-    for obs in arguments.modes:
-        figures.update({(obs, name): [] for name in settings})
-    for round_index in range(arguments.rounds):
-        for obs in arguments.modes:
-            for name, options in settings.items():
-                run = training_run(
-                    ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
-                    + ["--target-fraction", "2", "--total-steps", str(arguments.learner_steps)]
-                    + ["--envs-per-actor", str(arguments.envs_per_actor)]
-                    + ["--batch-unrolls", str(arguments.batch_unrolls), "--device", arguments.device]
-                    + [*options, "--logdir", f"{folder}/{round_index}-{obs}-{name.replace(' ', '-')}"]
-                )
-                figure = run.steady_steps_per_second()
-                figures[obs, name].append(figure)
-                print(f"round {round_index + 1} {obs} {name}: {figure:,.0f} SPS", flush=True)
-    print()
-    print(f"agent {arguments.agent}, {arguments.actors} actors, {arguments.rounds} rounds, median SPS")
-    print("| obs | setting | median SPS | ratio to actors ahead | per-round ratios |")
-    print("|---|---|---|---|---|")
-    for obs in arguments.modes:
-        base = figures[obs, "actors ahead"]
-        for name in settings:
-            values = figures[obs, name]
-            per_round = " ".join(f"{value / first:.2f}" for value, first in zip(values, base, strict=True))
-            ratio = statistics.median(values) / statistics.median(base)
-            print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
-
-
-def device_runtime_settings(arguments: argparse.Namespace) -> dict[str, list[str]]:
-    """The runtimes --device-runtime compares: the learner runtime and the device runtime on train's
-    defaults (the same envs: the device runtime steps --actors x --envs-per-actor), and the device
-    runtime with more envs for each of --device-envs."""
-    settings = {
-        "learner (defaults)": [],
-        "device (defaults, same envs)": ["--runtime", "device"],
-    }
-    for envs in arguments.device_envs:
-        settings[f"device, {envs} envs"] = [
-            "--runtime",
-            "device",
-            "--actors",
-            "1",
-            "--envs-per-actor",
-            str(envs),
-        ]
-    return settings
-
-
-def compare_device_runtime(arguments: argparse.Namespace) -> None:
-    """SPS of the learner runtime and the device runtime (train's defaults otherwise), taking turns
-    round after round in this process, so that the load of a shared machine hits them alike."""
-    settings = device_runtime_settings(arguments)
-    folder = tempfile.mkdtemp(prefix="bench_train-device-")
-    steps = {"symbolic": arguments.learner_steps, "pixels": arguments.pixel_steps or arguments.learner_steps}
-    figures: dict[tuple[str, str], list[float]] = {}
-    for obs in arguments.modes:
-        figures.update({(obs, name): [] for name in settings})
-    for round_index in range(arguments.rounds):
-        for obs in arguments.modes:
-            for number, (name, options) in enumerate(settings.items()):
-                run = training_run(
-                    ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
-                    + ["--target-fraction", "2", "--total-steps", str(steps[obs])]
-                    + ["--device", arguments.device, *precision_options(arguments.precision), *options]
-                    + ["--logdir", f"{folder}/{round_index}-{obs}-{number}"]
-                )
-                figure = run.steady_steps_per_second()
-                figures[obs, name].append(figure)
-                print(f"round {round_index + 1} {obs} {name}: {figure:,.0f} SPS", flush=True)
-    print()
-    first = next(iter(settings))
-    print(f"agent {arguments.agent}, device {arguments.device}, {arguments.rounds} rounds, median SPS")
-    print(f"| obs | runtime | median SPS | ratio to {first} | per-round ratios |")
-    print("|---|---|---|---|---|")
-    for obs in arguments.modes:
-        base = figures[obs, first]
-        for name in settings:
-            values = figures[obs, name]
-            per_round = " ".join(
-                f"{value / reference:.2f}" for value, reference in zip(values, base, strict=True)
-            )
-            ratio = statistics.median(values) / statistics.median(base)
-            print(f"| {obs} | {name} | {statistics.median(values):,.0f} | {ratio:.2f}x | {per_round} |")
-
-
-def device_learner_samples_per_second(
-    agent: str, obs: str, device: str, envs: int, updates: int, precision: str | None = None
-) -> float:
-    """Samples/s of learner updates alone on one unroll of `envs` tensor envs played on `device`."""
-    from nalu_rl.agents import make_agent
-    from nalu_rl.config import Config
-    from nalu_rl.runtime.device import DeviceActor
-    from nalu_rl.runtime.device_env import make_tensor_env
-
-    Learner = learner_class()
-
-    chosen = {} if precision is None else {"precision": precision}
-    config = Config(agent=agent, obs=obs, runtime="device", device=device, **chosen)
-    env = make_tensor_env(config, envs, device, seed=0)
-    model = make_agent(agent, env.single_observation_space).to(device)
-    batch = DeviceActor(model, env, config.unroll_length, config.precision, seed=0).unroll()
-    learner = Learner(model, torch.optim.Adam(model.parameters(), lr=1e-4), config)
-    return timed_updates(learner, batch, updates, device)
-
-
-def grow_device_batches(arguments: argparse.Namespace) -> None:
-    """The device runtime at each of --device-batches envs (one batch each): end-to-end SPS and the
-    learner-only samples/s on a batch of that size; a mode stops growing once the SPS gains less
-    than 10% over the previous size (the learner is fed)."""
-    folder = tempfile.mkdtemp(prefix="bench_train-batches-")
-    rows = []
-    for obs in arguments.modes:
-        previous = 0.0
-        for envs in arguments.device_batches:
-            only = device_learner_samples_per_second(
-                arguments.agent, obs, arguments.device, envs, arguments.updates, arguments.precision
-            )
-            run = training_run(
-                ["--agent", arguments.agent, "--obs", obs, "--eval-episodes", "0", "--no-progress"]
-                + [
-                    "--target-fraction",
-                    "2",
-                    "--total-steps",
-                    str(max(arguments.learner_steps, 4 * 20 * envs)),
-                ]
-                + ["--runtime", "device", "--actors", "1", "--envs-per-actor", str(envs)]
-                + ["--device", arguments.device, *precision_options(arguments.precision)]
-                + ["--logdir", f"{folder}/{obs}-{envs}"]
-            )
-            sps = run.steady_steps_per_second()
-            rows.append((obs, envs, sps, only))
-            print(
-                f"{obs} {envs} envs: {sps:,.0f} SPS end to end, learner alone {only:,.0f} samples/s",
-                flush=True,
-            )
-            if sps < 1.1 * previous:
-                break
-            previous = sps
-    print()
-    print(f"agent {arguments.agent}, --runtime device, device {arguments.device}, unroll 20")
-    print("| obs | envs (batch = 20 x envs) | SPS end to end | learner-only samples/s | SPS / learner-only |")
-    print("|---|---|---|---|---|")
-    for obs, envs, sps, only in rows:
-        print(f"| {obs} | {envs} | {sps:,.0f} | {only:,.0f} | {sps / only:.2f} |")
-
-
-def precision_options(precision: str | None) -> list[str]:
-    """The training option that sets `precision`; none for the code's default."""
-    return [] if precision is None else ["--precision", precision]
 
 
 def measure_in_subprocess(
