@@ -29,6 +29,7 @@ TOOL_BAD_INPUTS = {
     "learned_count_exactness.py": [],
     "measure_stop_latency.py": ["--repeats", "many"],
     "outcomes_by_delay.py": [],
+    "popgym_scorecard.py": [],
     "race_recurrent_ppo.py": ["--envs", "no-such-env"],
     "repeat_training.py": ["--repeats", "many"],
     "rerun_within_intervals.py": [],
