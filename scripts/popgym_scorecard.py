@@ -106,8 +106,20 @@ def read_runs(data: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-def score(runs: list[dict[str, str]]) -> list[dict]:
-    """Per task and agent: the seeds' MMERs, their mean and 95% t-interval (None with one seed)."""
+def first_step_at(curve: Path, threshold: float = 0.9) -> int | None:
+    """The first logged step at which the run's MMER so far is >= `threshold` (None: never, or no curve)."""
+    if not curve.exists():
+        return None
+    with curve.open(newline="") as file:
+        for row in csv.DictReader(file):
+            if float(row["mmer"]) >= threshold:
+                return int(row["step"])
+    return None
+
+
+def score(runs: list[dict[str, str]], data: Path) -> list[dict]:
+    """Per task and agent: the seeds' MMERs, their mean and 95% t-interval (None with one seed), and
+    the first step of each seed's curve at an MMER >= 0.9."""
     groups: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
     for run in runs:
         groups[(run["task"], run["agent"])].append(run)
@@ -120,14 +132,18 @@ def score(runs: list[dict[str, str]]) -> list[dict]:
         rows.append({
             "task": task, "agent": agent, "values": values, "interval": interval,
             "steps": [int(run["steps"]) for run in members], "unfinished": len(unfinished),
+            "first_at": [
+                first_step_at(data / f"{agent}-{task}-seed{run['seed']}.csv") for run in members
+            ],
         })  # fmt: skip
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| task | agent | seeds | MMER, mean [95% interval] | per seed | steps per run | at >= 0.9 |",
-        "|---|---|---|---|---|---|---|",
+        "| task | agent | seeds | MMER, mean [95% interval] | per seed | steps per run | at >= 0.9 "
+        "| first step at >= 0.9, per seed |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         values = row["values"]
@@ -152,6 +168,7 @@ def markdown(rows: list[dict]) -> str:
             per_seed,
             steps,
             f"{reached} of {len(values)}",
+            ", ".join("-" if step is None else f"{step:,}" for step in row["first_at"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -215,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = read_runs(arguments.data)
     if not runs:
         parser.error(f"{arguments.data / RUNS_CSV} holds no runs (collect some with --collect ROOT)")
-    rows = score(runs)
+    rows = score(runs, arguments.data)
     table = markdown(rows)
     (arguments.data / "scorecard.md").write_text(table)
     plot(rows, arguments.data / "scorecard.png")

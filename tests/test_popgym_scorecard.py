@@ -43,13 +43,17 @@ def test_collected_runs_are_scored_per_agent_and_task_with_a_t_interval(tmp_path
     scorecard = load_script()
     assert scorecard.collect([runs], data) == 4
     assert (data / "value-count-CountRecallEasy-seed2.csv").exists()
-    rows = {row["agent"]: row for row in scorecard.score(scorecard.read_runs(data))}
+    rows = {row["agent"]: row for row in scorecard.score(scorecard.read_runs(data), data)}
     assert rows["value-count"]["values"] == [0.95, 0.91, 0.5]
     assert rows["value-count"]["interval"] == pytest.approx(t_interval([0.95, 0.91, 0.5]))
     assert rows["lstm"]["interval"] is None and rows["lstm"]["unfinished"] == 1
-    table = scorecard.markdown(scorecard.score(scorecard.read_runs(data)))
+    table = scorecard.markdown(scorecard.score(scorecard.read_runs(data), data))
     assert "| CountRecallEasy | value-count | 3 |" in table and "| 2 of 3 |" in table
     assert "320 (1 unfinished)" in table
+    # The first step at >= 0.9 comes from each run's curve (no curve points here: none).
+    curve = data / "value-count-CountRecallEasy-seed0.csv"
+    curve.write_text("step,episode_return,mmer\n100,0.5,0.5\n200,0.92,0.91\n300,0.95,0.95\n")
+    assert scorecard.first_step_at(curve) == 200
     # Collecting again replaces a run's row instead of adding one.
     assert scorecard.collect([runs / "lstm"], data) == 1
     assert len(scorecard.read_runs(data)) == 4
