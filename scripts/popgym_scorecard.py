@@ -26,6 +26,7 @@ from nalu_rl.stats import t_interval
 
 RUNS_CSV = "runs.csv"
 RUN_FIELDS = ["task", "agent", "seed", "steps", "total_steps", "state", "mmer", "complete_epochs"]
+DIFFICULTIES = ("Easy", "Medium", "Hard")
 CURVE_TAGS = {"charts/episode_return": "episode_return", "popgym/mmer": "mmer"}
 
 
@@ -34,6 +35,14 @@ def task_name(env_id: str) -> str | None:
     if not env_id.startswith("popgym-"):
         return None
     return env_id.removeprefix("popgym-").rsplit("-v", 1)[0]
+
+
+def task_order(task: str) -> tuple[str, int]:
+    """Tasks by name, then Easy, Medium, Hard."""
+    for index, difficulty in enumerate(DIFFICULTIES):
+        if task.endswith(difficulty):
+            return task.removesuffix(difficulty), index
+    return task, len(DIFFICULTIES)
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -124,7 +133,9 @@ def score(runs: list[dict[str, str]], data: Path) -> list[dict]:
     for run in runs:
         groups[(run["task"], run["agent"])].append(run)
     rows = []
-    for (task, agent), members in sorted(groups.items()):
+    for (task, agent), members in sorted(
+        groups.items(), key=lambda item: (task_order(item[0][0]), item[0][1])
+    ):
         members.sort(key=lambda run: int(run["seed"]))
         values = [float(run["mmer"]) for run in members]
         interval = t_interval(values) if len(values) >= 2 else None
@@ -183,7 +194,7 @@ def plot(rows: list[dict], out_path: Path) -> None:
 
     from nalu_rl.figures import save_figure
 
-    tasks = sorted({row["task"] for row in rows})
+    tasks = sorted({row["task"] for row in rows}, key=task_order)
     agents = sorted({row["agent"] for row in rows})
     width = 0.8 / len(agents)
     figure, axes = plt.subplots(figsize=(max(5.0, 1.6 * len(tasks) * max(1, len(agents) / 2)), 3.8), dpi=110)
