@@ -218,7 +218,7 @@ def plot(rows: list[dict], out_path: Path) -> None:
     axes.axhline(0.9, color="grey", linestyle="--", linewidth=0.8)
     axes.set_ylabel("MMER (bars: mean, 95% interval; dots: seeds)")
     axes.set_title("POPGym: max-mean episodic return per agent and task", fontsize=10)
-    axes.legend(fontsize=8, loc="lower right")
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=max(1, len(agents)))
     save_figure(figure, out_path)
 
 
