@@ -207,7 +207,10 @@ class Config:
     )
     clip_coef: float = _option("learner", 0.2, "PPO: clip of the probability ratio (epsilon)")
     value_clip: float = _option(
-        "learner", 0.0, "PPO: clip of the value's change from the acting policy's (0: no value clipping)"
+        "learner",
+        0.2,
+        "PPO: clip of the value's change from the acting policy's, in the value targets' units (0: no "
+        "value clipping); it bounds how far the value loss moves a core the policy shares",
     )
     learning_rate: float = _option("learner", 7e-4, "Adam learning rate")
     unit_lr_scale: float = _option(

@@ -75,10 +75,18 @@ class PulledIncrementCore(SnappedIncrementCore):
 
 register_core("snapped-increment-count", SnappedIncrementCore)
 register_core("pulled-increment-count", PulledIncrementCore)
-register_agent("learned-count-v9", replace(LEARNED_COUNT, counter="snapped-increment-count"),
-               "v9", training_defaults=SIGNED_COUNT_TRAINING)
-register_agent("learned-count-v10", replace(LEARNED_COUNT, counter="pulled-increment-count"),
-               "v10", training_defaults=SIGNED_COUNT_TRAINING)
+register_agent(
+    "learned-count-v9",
+    replace(LEARNED_COUNT, counter="snapped-increment-count"),
+    "v9",
+    training_defaults=SIGNED_COUNT_TRAINING,
+)
+register_agent(
+    "learned-count-v10",
+    replace(LEARNED_COUNT, counter="pulled-increment-count"),
+    "v10",
+    training_defaults=SIGNED_COUNT_TRAINING,
+)
 
 
 # v13: v10 with a snap tolerance of 0.1 (the agent `learned-count-v13`); v12 is v10 trained with
@@ -95,5 +103,9 @@ class WideSnapCore(PulledIncrementCore):
 
 
 register_core("wide-snap-increment-count", WideSnapCore)
-register_agent("learned-count-v13", replace(LEARNED_COUNT, counter="wide-snap-increment-count"),
-               "v13", training_defaults=SIGNED_COUNT_TRAINING)
+register_agent(
+    "learned-count-v13",
+    replace(LEARNED_COUNT, counter="wide-snap-increment-count"),
+    "v13",
+    training_defaults=SIGNED_COUNT_TRAINING,
+)
