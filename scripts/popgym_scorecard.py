@@ -54,15 +54,12 @@ def run_folders(root: Path) -> list[Path]:
 
 def write_curve(folder: Path, out_path: Path) -> int:
     """The run's recent return and MMER by step, from its TensorBoard scalars; the rows written."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from nalu_rl.run_scalars import read_rows
 
-    events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-    events.Reload()
-    rows: dict[int, dict[str, float]] = defaultdict(dict)
-    for tag, column in CURVE_TAGS.items():
-        if tag in events.Tags()["scalars"]:
-            for event in events.Scalars(tag):
-                rows[event.step][column] = event.value
+    rows = {
+        step: {CURVE_TAGS[tag]: value for tag, value in row.items()}
+        for step, row in read_rows(folder, list(CURVE_TAGS)).items()
+    }
     with out_path.open("w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["step", *CURVE_TAGS.values()])

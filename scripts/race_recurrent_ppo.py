@@ -105,7 +105,7 @@ def run_nalu_rl(
 ) -> list[dict[str, float]]:
     """Train nalu_rl's `lstm` on train's defaults (and `options`) for `budget_s` seconds; its curve
     from TensorBoard."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from nalu_rl.run_scalars import read_series
 
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "nalu_rl.train", "--env-id", env.env_id, "--agent", "lstm"]
@@ -117,20 +117,17 @@ def run_nalu_rl(
         if finished.returncode != 0:
             error = last_line(finished.stderr)
             raise RunFailed(f"nalu_rl.train failed (exit {finished.returncode}): {error}")
-        accumulator = EventAccumulator(folder, size_guidance={"scalars": 0})
-        accumulator.Reload()
-        episodes = {int(event.step): event.value for event in accumulator.Scalars("charts/episodes")}
-        rows = []
-        for event in accumulator.Scalars("charts/episode_return"):
-            if episodes.get(int(event.step), 0) >= 1:
-                rows.append(
-                    {
-                        "steps": int(event.step),
-                        "seconds": round(event.wall_time - started, 2),
-                        "episode_return": round(event.value, 6),
-                    }
-                )
-        return rows
+        series = read_series(folder, ["charts/episodes", "charts/episode_return"])
+        episodes = {point.step: point.value for point in series.get("charts/episodes", [])}
+        return [
+            {
+                "steps": point.step,
+                "seconds": round(point.wall_time - started, 2),
+                "episode_return": round(point.value, 6),
+            }
+            for point in series.get("charts/episode_return", [])
+            if episodes.get(point.step, 0) >= 1
+        ]
 
 
 SB3_RUN = r"""
@@ -161,7 +158,22 @@ class ImageAsFloat(gymnasium.ObservationWrapper):
         return {**observation, "image": observation["image"].astype(np.float32)}
 
 
+class MultiDiscreteAsOneHot(gymnasium.ObservationWrapper):
+    # A MultiDiscrete observation as the concatenated one-hot codes SB3 would make of it itself; its
+    # own path hands the LSTM a numpy int as input size, which torch refuses.
+    def __init__(self, env):
+        super().__init__(env)
+        self.sizes = [int(size) for size in env.observation_space.nvec]
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (sum(self.sizes),), np.float32)
+
+    def observation(self, observation):
+        codes = [np.eye(size, dtype=np.float32)[value] for size, value in zip(self.sizes, observation)]
+        return np.concatenate(codes)
+
+
 def wrap(env):
+    if isinstance(env.observation_space, gymnasium.spaces.MultiDiscrete):
+        return MultiDiscreteAsOneHot(env)
     spaces = getattr(env.observation_space, "spaces", None)
     return ImageAsFloat(env) if isinstance(spaces, dict) and "image" in spaces else env
 

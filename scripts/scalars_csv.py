@@ -17,19 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--out", type=Path, required=True, help="CSV to write")
     parser.add_argument("--tags", nargs="*", help="scalars to keep (default: all)")
     args = parser.parse_args(argv)
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from nalu_rl.run_scalars import read_rows
 
-    events = EventAccumulator(str(args.run), size_guidance={"scalars": 0})
-    events.Reload()
-    tags = args.tags or sorted(events.Tags()["scalars"])
-    missing = [tag for tag in tags if tag not in events.Tags()["scalars"]]
+    rows = read_rows(args.run, args.tags or None)
+    logged = {tag for row in rows.values() for tag in row}
+    tags = args.tags or sorted(logged)
+    missing = [tag for tag in tags if tag not in logged]
     if missing:
         print(f"error: {args.run} has no scalars {missing}", file=sys.stderr)
         return 2
-    rows: dict[int, dict[str, float]] = {}
-    for tag in tags:
-        for event in events.Scalars(tag):
-            rows.setdefault(event.step, {})[tag] = event.value
     with args.out.open("w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["step", *tags])

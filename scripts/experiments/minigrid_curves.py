@@ -18,23 +18,18 @@ import csv
 import sys
 from pathlib import Path
 
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from nalu_rl.run_scalars import read_rows
 
 CURVES = {"success_rate": "charts/success_rate", "episode_return": "charts/episode_return"}
 
 
 def run_curves(folder: Path) -> list[dict[str, float]]:
     """The rows (steps, success_rate, episode_return) of one run folder's TensorBoard scalars, by step."""
-    accumulator = EventAccumulator(str(folder), size_guidance={"scalars": 0})  # 0: keep every point
-    accumulator.Reload()
-    tags = accumulator.Tags().get("scalars", [])
-    by_step: dict[int, dict[str, float]] = {}
-    for column, tag in CURVES.items():
-        if tag not in tags:
-            continue
-        for event in accumulator.Scalars(tag):
-            by_step.setdefault(int(event.step), {"steps": int(event.step)})[column] = round(event.value, 6)
-    return [by_step[step] for step in sorted(by_step)]
+    columns = {tag: column for column, tag in CURVES.items()}
+    return [
+        {"steps": step, **{columns[tag]: round(value, 6) for tag, value in row.items()}}
+        for step, row in read_rows(folder, list(columns)).items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,7 @@
-"""A table of one-seed probe runs from their curves: per run, the recent return at a common step,
-the first step at which that return reached a level, and the run's last step and return.
+"""Makes docs/POPGYM.md, "The value loss through the shared LSTM".
+
+A table of one-seed probe runs from their curves: per run, the recent return at a common step, the
+first step at which that return reached a level, and the run's last step and return.
 
 Reads CSVs written by `scripts/scalars_csv.py` (a column `step`, a column per scalar, among them
 `charts/episode_return`; `popgym/mmer` too where the run logged it).
@@ -62,7 +64,7 @@ def table(paths: list[Path], at: float, reach: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     parser.add_argument("folder", type=Path, help="a folder of scalars CSVs, one per run")
     parser.add_argument("--at", type=float, required=True, help="the common step of the second column")
     parser.add_argument("--reach", type=float, required=True, help="the return level of the third column")

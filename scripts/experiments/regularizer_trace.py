@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from nalu_rl.run_scalars import read_series
 
 
 def main() -> None:
@@ -20,10 +20,8 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=250_000, help="environment steps between lines")
     args = parser.parse_args()
     for run in args.runs:
-        events = EventAccumulator(run, size_guidance={"scalars": 0})
-        events.Reload()
-        regularizer = events.Scalars("loss/regularizer")
-        success = events.Scalars("charts/success_rate")
+        series = read_series(run, ["loss/regularizer", "charts/success_rate"])
+        regularizer, success = series["loss/regularizer"], series["charts/success_rate"]
         print(run)
         last_step = max(event.step for event in regularizer)
         marks = [*range(args.every, last_step, args.every), last_step]
