@@ -303,7 +303,10 @@ def table(data_dir: Path) -> str:
         if ratios:
             # A seed that never reached the peer's return has no ratio: the mean says it leaves it out.
             label = "mean" if len(ratios) == compared else f"mean of {len(ratios)} of {compared} (reached)"
-            lines.append(f"| {env.env_id} | {label} | | | {mean_interval(ratios)} |")
+            within = sum(ratio <= 2.0 for ratio in ratios)
+            lines.append(
+                f"| {env.env_id} | {label} | | | {mean_interval(ratios)} ({within} of {compared} within 2x) |"
+            )
     return "\n".join(lines)
 
 
