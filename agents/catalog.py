@@ -114,7 +114,6 @@ A3C_TRAINING = {
     "value_targets": "vtrace",
     "advantage_norm": False,
     "return_norm": False,
-    "value_clip": 0.0,
     "learning_rate": 7e-4,
     "max_grad_norm": 40.0,
 }

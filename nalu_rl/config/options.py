@@ -208,7 +208,7 @@ class Config:
     clip_coef: float = _option("learner", 0.2, "PPO: clip of the probability ratio (epsilon)")
     value_clip: float = _option(
         "learner",
-        0.2,
+        0.0,
         "PPO: clip of the value's change from the acting policy's, in the value targets' units (0: no "
         "value clipping); it bounds how far the value loss moves a core the policy shares",
     )

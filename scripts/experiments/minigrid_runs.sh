@@ -40,8 +40,7 @@ train_one() {  # agent seed
   [[ "$1" == gru ]] && imports="$imports $gru_import"
   local options=(--env-id "$ENV_ID" --agent "$1" --seed "$2" $imports
                  --total-steps "$STEPS" --target-fraction 2 --actors 0 --device cpu --precision fp32
-                 --learner-threads 1 --success-window 500 --eval-episodes 0 --no-progress
-                 --value-clip 0 $EXTRA_OPTIONS)  # train's defaults when these runs were made
+                 --learner-threads 1 --success-window 500 --eval-episodes 0 --no-progress $EXTRA_OPTIONS)
   mkdir -p "$folder"
   if [[ -f "$folder/checkpoint.pt" ]]; then
     # A run imports its recorded modules only when they are named again (--import).

@@ -4,7 +4,7 @@ The value-count variants tried on Count Recall Medium and Hard, registered for `
 
     cd scripts/experiments && python -m nalu_rl.train --import popgym --import value_count_variants \
         --agent value-count-input-counts --env-id popgym-CountRecallMedium-v0 --seed 0 \
-        --total-steps 1500000 --eval-episodes 0 --actors 0 --learner-threads 1 --value-clip 0
+        --total-steps 1500000 --eval-episodes 0 --actors 0 --learner-threads 1
 
 Each is `value-count` with one or two changes:
 - value-count-obs-actor: the actor's linear head reads the observation only, not the counts (their

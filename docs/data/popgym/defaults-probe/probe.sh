@@ -1,8 +1,8 @@
 #!/bin/bash
 # The first probe of docs/POPGYM.md, "The learner's defaults on Repeat Previous": lstm on
 # RepeatPreviousEasy, seed 0, 200k steps, one process on core 1: train's defaults, then 4x the updates
-# per sample (--envs-per-actor 8). train's defaults of the time: value clipping off (`--value-clip 0`),
-# the default since "The value loss through the shared LSTM" is 0.2. Needs `pip install -e ".[popgym]"`;
+# per sample (--envs-per-actor 8). Value clipping off (`--value-clip 0`, train's default) is named so
+# that the runs stay as they were if the default changes. Needs `pip install -e ".[popgym]"`;
 # run folders in runs/popgym-probe/.
 set -e
 run() {

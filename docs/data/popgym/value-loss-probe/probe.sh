@@ -1,8 +1,8 @@
 #!/bin/bash
 # The probes of docs/POPGYM.md, "The value loss through the shared LSTM": lstm, seed 0 (the one-step
 # memory task also seed 1), each run one process on one core (`--actors 0 --learner-threads 1`), two
-# at a time, on train's defaults as they were before --value-clip 0.2 (value_coef 0.5, value clipping
-# off: hence `--value-clip 0` below, which a run's own option overrides) but for the options named.
+# at a time, on train's defaults (value_coef 0.5, value clipping off: `--value-clip 0` is named below,
+# and a run's own option overrides it) but for the options named.
 # rp-vc05 is the defaults run of ../defaults-probe/probe.sh (200k steps).
 # Runs marked "stopped" were ended by hand at the step their CSV ends. Needs
 # `pip install -e ".[popgym]"`; run folders in runs/value-loss-probe/; the CSVs come from
