@@ -32,6 +32,7 @@ popgym rp-vc01-e8ep4mb2 1 300000 RepeatPreviousEasy --value-coef 0.1 --envs-per-
   --ppo-minibatches 2  # stopped
 popgym rp-vc025 1 250000 RepeatPreviousEasy --value-coef 0.25
 popgym rp-vclip02 1 250000 RepeatPreviousEasy --value-clip 0.2
+popgym rp-vclip1 1 250000 RepeatPreviousEasy --value-clip 1.0
 # Repeat First Easy
 popgym rf-vc01 0 300000 RepeatFirstEasy --value-coef 0.1
 popgym rf-vc05 0 300000 RepeatFirstEasy
@@ -49,3 +50,5 @@ panel cp-vc01 0 0 CartPole-v1 --value-coef 0.1
 panel cp-vclip02 0 0 CartPole-v1 --value-clip 0.2
 panel fl-vc05 0 0 FrozenLake-v1
 panel fl-vclip02 0 0 FrozenLake-v1 --value-clip 0.2
+panel cp-vclip1 0 0 CartPole-v1 --value-clip 1.0
+panel mem-vclip1 0 0 nalu_rl_tests/OneStepMemory-v0 --value-clip 1.0
