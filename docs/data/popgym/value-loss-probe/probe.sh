@@ -20,7 +20,12 @@ panel() {  # NAME SEED CORE ENV_ID [options]: 100k steps, the recent return over
     --agent lstm --seed "$seed" --total-steps 100000 --eval-episodes 0 --no-progress --actors 0 \
     --learner-threads 1 --success-window 100 --logdir "runs/value-loss-probe/$name" --value-clip 0 "$@"
 }
-# Repeat Previous Easy
+# Repeat Previous Easy (rp-vc05 is seed 0 of the defaults; seeds 1 and 2 ran last)
+for seed in 1 2; do
+  taskset -c "$((seed - 1))" python -m nalu_rl.train --import popgym --env-id popgym-RepeatPreviousEasy-v0 \
+    --agent lstm --seed "$seed" --total-steps 200000 --eval-episodes 0 --no-progress --actors 0 \
+    --learner-threads 1 --logdir "runs/value-loss-probe/rp-vc05-s$seed" --value-clip 0
+done
 popgym rp-e8-mb1 0 300000 RepeatPreviousEasy --envs-per-actor 8 --ppo-minibatches 1  # stopped
 popgym rp-e4-mb1 1 300000 RepeatPreviousEasy --envs-per-actor 4 --ppo-minibatches 1  # stopped
 popgym rp-vc01 0 300000 RepeatPreviousEasy --value-coef 0.1
