@@ -13,25 +13,24 @@ Reads CSVs written by `scripts/scalars_csv.py` (a column `step`, a column per sc
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: curve_table's CSV reader
+
+from curve_table import curve_rows  # noqa: E402
 
 RETURN = "charts/episode_return"
 MMER = "popgym/mmer"
 
 
 def read_curve(path: Path) -> list[dict[str, float]]:
-    """The rows of a scalars CSV as numbers, in step order (a missing value is NaN)."""
-    with path.open(newline="") as file:
-        rows = [
-            {key: float(value) if value else math.nan for key, value in row.items()}
-            for row in csv.DictReader(file)
-        ]
-    if not rows or RETURN not in rows[0]:
+    """The rows of a scalars CSV (in step order, as scalars_csv.py writes them) as numbers."""
+    rows = curve_rows(path)
+    if RETURN not in rows[0]:
         raise ValueError(f"{path} has no {RETURN} column")
-    return sorted(rows, key=lambda row: row["step"])
+    return rows
 
 
 def row_at(rows: list[dict[str, float]], step: float) -> dict[str, float] | None:
