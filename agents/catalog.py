@@ -103,6 +103,21 @@ VALUE_COUNT = Wiring(
     count_as_action=True,
 )
 
+# An exact count of every value the observation shows, and of 16 learned events, and a policy that
+# lets the observation choose which count answers (`count_mixture`): a mixture over the head's own
+# policy and each count read as an answer. Nothing to decide slot by slot before an answer is right:
+# the reward raises the weight of each count that proposed it. The head reads the observation only
+# (over counts that grow to hundreds, a linear head went deterministic); the critic, an MLP, reads
+# the observation and the counts.
+COUNT_MIXTURE = replace(
+    VALUE_COUNT,
+    encoder="flat-exact",
+    counter="feature-counts",
+    actor_inputs=("encoder",),
+    count_as_action=False,
+    count_mixture=True,
+)
+
 # The learner every result in RESULTS on the timing tasks was measured with: the paper's A3C, one
 # gradient step per batch on V-trace targets, no advantage or return normalisation, 64 envs per actor
 # (the defaults of `train` before it learned other envs). Every agent here trains the timing tasks
@@ -292,6 +307,14 @@ _AGENTS = (
         "Counts per learned value (POPGym's Count Recall): 16 exact counts of one-hot learned events "
         "on the raw observation, the count it asks for read through snapped gates, and an actor whose "
         "logit of answer j falls with |count - j|; no LSTM.",
+        None,
+    ),
+    (
+        "count-mixture",
+        COUNT_MIXTURE,
+        "Exact counts of every value of the raw observation and of 16 learned events; the policy is "
+        "a mixture, chosen by the observation, over its head's own and each count read as an answer "
+        "(logit of answer j falling with |count - j|); no LSTM.",
         None,
     ),
 )

@@ -11,6 +11,8 @@ Per step t, with x_t the concat of a core's inputs (the contract: `nalu_rl.agent
                    events e_t learned binary gates (learned-count's counter)   "count" = [m_t, e_t, p_t]
   value_count    ValueCountCore "value-count": n_t = n_{t-1} + one_hot(argmax(W_e x_t)), a count
                    per learned value, read as c_t = snap(sigmoid(W_r x_t)) . n_t   "count" = [c_t, n_t]
+                 FeatureCountsCore "feature-counts": n_t = n_{t-1} + [x_t, one_hot(argmax(W_e x_t))],
+                   a count per input feature and per learned value, no read       "count" = n_t
 with U an arithmetic unit (NAC, NALU, NAU, NMU); no squashing on m. Where an episode starts, a core
 zeroes its own state before the step. The counter cores compute in float32 even under a bfloat16
 autocast, so that the count stays exact (bfloat16 holds integers exactly only up to 256).
@@ -22,7 +24,7 @@ from nalu_rl.agents.counter_cores import AccumulatorCore, LinearRecurrenceCore, 
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.memory_cores import GRUCore, LSTMCore
 from nalu_rl.agents.registry import register_core
-from nalu_rl.agents.value_count import ValueCountCore
+from nalu_rl.agents.value_count import FeatureCountsCore, ValueCountCore
 
 # The project's cores, registered as a user's core is: each class is its own factory.
 register_core("lstm", LSTMCore)
@@ -32,3 +34,4 @@ register_core("recurrent", RecurrentUnitCore)
 register_core("linear-recurrence", LinearRecurrenceCore)
 register_core("event-counter", EventCounterCore)
 register_core("value-count", ValueCountCore)
+register_core("feature-counts", FeatureCountsCore)

@@ -14,7 +14,9 @@ step t, with f_t the encoder features (layer-normalised where the wiring asks) a
                            value_t  = critic(concat of its inputs among f_t, s_t, h_t, m_t)
 With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; the critic and the
 recurrence always use m_t itself. With `count_as_action` the actor's logit of action j also gets
--s * |c_t - j|, c_t the first entry of what the actor reads of the count. A core that reads the
+-s * |c_t - j|, c_t the first entry of what the actor reads of the count; with `count_mixture` the
+policy is a mixture over the head's own and each entry of m_t read as an answer, weighted by a
+query of the actor's other inputs (`nalu_rl.agents.count_mixture`). A core that reads the
 other's output steps after it. Where episode_start[t] is True every core zeroes its state (h, c and
 m) before step t. The project's cores live in `nalu_rl.agents.cores`, its wirings in
 `nalu_rl.agents.catalog`.
@@ -32,6 +34,7 @@ from torch import Tensor, nn
 
 from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
 from nalu_rl.agents.count_action import CountAsAction
+from nalu_rl.agents.count_mixture import CountMixture
 from nalu_rl.agents.distributions import ActionSizes, logits_width
 from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
 from nalu_rl.agents.observations import leaf_transform, observation_dict_space
@@ -117,7 +120,9 @@ class ActorCritic(nn.Module):
         }
         # One entry keeps its encoder at `encoder` itself, the names checkpoints have always used.
         self.encoder = encoders[self.observation_keys[0]] if len(encoders) == 1 else MultiKeyEncoder(encoders)
-        encoder_width = wiring.feature_size * len(encoders)
+        encoder_width = sum(
+            getattr(encoder, "output_width", wiring.feature_size) for encoder in encoders.values()
+        )
         stimulus_space = encoded_spaces.get(STIMULUS_KEY)
         self.stimulus_width = math.prod(stimulus_space.shape) if stimulus_space is not None else 0
         self.feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
@@ -163,6 +168,12 @@ class ActorCritic(nn.Module):
         actor_width = sum(widths[name] for name in wiring.actor_inputs)
         self.actor = _head(actor_width, logits_width(num_actions), wiring.actor_hidden, 0.01)
         self.count_as_action = CountAsAction(num_actions) if wiring.count_as_action else None
+        self.query_inputs = tuple(name for name in wiring.actor_inputs if name != COUNT_SIGNAL)
+        self.count_mixture = (
+            CountMixture(sum(widths[name] for name in self.query_inputs), widths[COUNT_SIGNAL], num_actions)
+            if wiring.count_mixture
+            else None
+        )
         self.critic = _head(sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
 
     @property
@@ -216,6 +227,9 @@ class ActorCritic(nn.Module):
         logits = self.actor(torch.cat([actor_signals[name] for name in self.wiring.actor_inputs], -1))
         if self.count_as_action is not None:
             logits = logits + self.count_as_action(actor_signals[COUNT_SIGNAL][..., :1])
+        if self.count_mixture is not None:
+            query = torch.cat([signals[name] for name in self.query_inputs], -1)
+            logits = self.count_mixture(query, signals[COUNT_SIGNAL], logits)
         value = self.critic(torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)).squeeze(-1)
         return logits, value, next_state
 

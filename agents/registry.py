@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # (inputs, input_widths, size, wiring) -> Core: a core reading the signals `inputs` (widths by name),
 # with a state of `size` units; `wiring` carries the agent's other settings (e.g. its unit).
 CoreFactory = Callable[[tuple[str, ...], Mapping[str, int], int, Wiring], "Core"]
-# (space, feature_size) -> module mapping a tensor [..., *space.shape] to [..., feature_size].
+# (space, feature_size) -> module mapping a tensor [..., *space.shape] to [..., feature_size], or to
+# [..., module.output_width] where the module has that attribute (the encoder "flat-exact").
 EncoderFactory = Callable[["gymnasium.spaces.Box", int], "nn.Module"]
 
 

@@ -86,3 +86,46 @@ class ValueCountCore(CounterCore):
         """[c, n]: the count the read gates select, then the counts."""
         read = self.read_snap(torch.sigmoid(read_logits))
         return torch.cat([(read * counts).sum(-1, keepdim=True), counts], -1)
+
+
+class FeatureCountsCore(CounterCore):
+    """Exact counts of each input feature and of K learned one-hot events, with no read of its own.
+
+    Per step t, with x_t its inputs (width W) and K its size:
+      n_t = n_{t-1} + [x_t, one_hot(argmax(W_e x_t + b_e))]     [W + K]
+    and it produces "count" = n_t. With one-hot inputs (the encoder "flat" on Discrete or
+    MultiDiscrete entries) the first W counts are the exact count of each value of each entry, with
+    nothing to learn; the K learned events (a `OneHotGate`, straight-through) can count what no
+    single feature marks. Which count answers is for the actor to choose: the wiring's
+    `count_mixture` (`nalu_rl.agents.count_mixture`). `unroll` computes the same as `step`.
+    """
+
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        if any(name not in ("encoder", "stimulus") for name in inputs) or "encoder" not in inputs:
+            raise ValueError(
+                f"the feature counter reads 'encoder' (and optionally 'stimulus') only, got {inputs}"
+            )
+        self.input_features = input_width(inputs, input_widths)
+        super().__init__(("feature_counts",), inputs, self.input_features + size)
+        self.events = size
+        self.event_gate = OneHotGate(self.input_features, size)
+
+    @run_in_float32
+    def prepare(self, sequence: dict[str, Tensor]) -> Tensor:
+        """Every step's increments [T, B, W + K]: the inputs, then the learned events."""
+        x = torch.cat([sequence[name] for name in self.inputs], -1)
+        return torch.cat([x, straight_through_one_hot(self.event_gate.pre_activation(x))], -1)
+
+    @run_in_float32
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
+        """n_t from n_{t-1} and this step's increments."""
+        counts = state[0] * keep + prepared
+        return counts, (counts,)
+
+    @run_in_float32
+    def unroll(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
+        """`step` over all T steps at once: the counts are sums of the increments since each start."""
+        counts = sum_since_reset(prepared, keep, state[0])
+        return counts, (counts[-1],)

@@ -48,6 +48,10 @@ class Wiring:
     count_as_action: the actor's logit of each action j also gets -s * |c - j|, c the first entry of
         the count (as the actor reads it) and s in (0, 5) learned (`nalu_rl.agents.count_action`): a count
         reads as the action of that index, whether or not training has seen that count.
+    count_mixture: the policy is a mixture over the actor head's own and, for each entry n_k of the
+        count, the policy that answers n_k (-s * |n_k - j|), weighted by a softmax over a linear
+        query of the actor's inputs other than the count (`nalu_rl.agents.count_mixture`): the
+        observation chooses which count answers.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -64,6 +68,7 @@ class Wiring:
     feature_norm: bool = False
     actor_count_clip: float = 0.0
     count_as_action: bool = False
+    count_mixture: bool = False
     memory_core: str = "lstm"
     encoder: str = "auto"
 
@@ -118,6 +123,10 @@ class Wiring:
             raise ValueError("actor_count_clip is set but the actor does not read 'count'")
         if self.count_as_action and self.counter is None:
             raise ValueError("count_as_action reads the count as an action, but the wiring has no counter")
+        if self.count_mixture and self.count_as_action:
+            raise ValueError("count_mixture and count_as_action are two readings of the count: choose one")
+        if self.count_mixture and (self.counter is None or not set(self.actor_inputs) - {COUNT_SIGNAL}):
+            raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
         for name in ("counter_size", "memory_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -47,6 +47,9 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
     elif wiring.counter in ("event-counter", "value-count"):  # states named after what they hold
         assert named[model.cores["count"].state_names[0]].shape == (batch, wiring.counter_size)
+    elif wiring.counter == "feature-counts":  # a count per feature, then per learned event
+        features = model.cores["count"].input_features
+        assert named["feature_counts"].shape == (batch, features + wiring.counter_size)
     elif wiring.counter is not None:
         assert named[wiring.unit].shape == (batch, wiring.counter_size)
 
