@@ -10,7 +10,7 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
-from test_value_count import COUNT_RECALL
+from test_value_count import COUNT_RECALL, assert_answers_every_query
 
 from nalu_rl import train
 from nalu_rl.agents import ActorCritic, Wiring, agent_wiring, make_agent
@@ -91,28 +91,10 @@ def hand_set_count_recall(model: ActorCritic, values: int) -> None:
 
 @pytest.mark.parametrize("difficulty", list(COUNT_RECALL))
 def test_with_its_query_set_by_hand_it_answers_every_query_of_count_recall(difficulty: str) -> None:
-    popgym = pytest.importorskip("popgym")
-    space, answers, steps = COUNT_RECALL[difficulty]
-    env = getattr(popgym.envs.count_recall, f"CountRecall{difficulty}")()
-    values = int(space.nvec[0])
+    space, answers, _ = COUNT_RECALL[difficulty]
     model = make_agent("count-mixture", space, answers)
-    hand_set_count_recall(model, values)
-    observation, info = env.reset(seed=3)
-    state, start, episode_return, taken = model.initial_state(1), True, 0.0, 0
-    while True:
-        with torch.no_grad():
-            logits, _, state = model(
-                {"observation": torch.as_tensor(observation)[None, None]}, torch.tensor([[start]]), state
-            )
-        counts = model.describe_state(state)["feature_counts"][0]
-        assert torch.equal(counts[:values], torch.as_tensor(info["counts"], dtype=torch.float32))
-        action = int(greedy(logits[0, 0], answers))
-        assert action == info["counts"][observation[1]]
-        observation, reward, terminated, truncated, info = env.step(action)
-        episode_return, taken, start = episode_return + reward, taken + 1, False
-        if terminated or truncated:
-            break
-    assert taken == steps and episode_return == pytest.approx(1.0)
+    hand_set_count_recall(model, int(space.nvec[0]))
+    assert_answers_every_query(model, difficulty, "feature_counts", seed=3)
 
 
 @pytest.mark.parametrize(

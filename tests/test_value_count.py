@@ -104,21 +104,28 @@ def hand_set_count_recall(model: ActorCritic, values: int) -> None:
 def test_with_its_gates_set_by_hand_it_reads_the_asked_values_count_and_answers_every_query(
     difficulty: str,
 ) -> None:
+    space, answers, _ = COUNT_RECALL[difficulty]
+    model = make_agent("value-count", space, answers)
+    hand_set_count_recall(model, int(space.nvec[0]))
+    assert_answers_every_query(model, difficulty, "value_counts", seed=7)
+
+
+def assert_answers_every_query(model: ActorCritic, difficulty: str, state_name: str, seed: int) -> None:
+    """Play one episode of Count Recall at `difficulty` greedily: the state `state_name` begins with the
+    exact count of each dealt value at every step, and every answer is right (return 1.0)."""
     popgym = pytest.importorskip("popgym")
     space, answers, steps = COUNT_RECALL[difficulty]
     env = getattr(popgym.envs.count_recall, f"CountRecall{difficulty}")()
     assert (env.observation_space, env.action_space.n, env.max_episode_length) == (space, answers, steps)
     values = int(space.nvec[0])
-    model = make_agent("value-count", space, answers)
-    hand_set_count_recall(model, values)
-    observation, info = env.reset(seed=7)
+    observation, info = env.reset(seed=seed)
     state, start, episode_return, taken = model.initial_state(1), True, 0.0, 0
     while True:
         with torch.no_grad():
             logits, _, state = model(
                 {"observation": torch.as_tensor(observation)[None, None]}, torch.tensor([[start]]), state
             )
-        counts = model.describe_state(state)["value_counts"][0]
+        counts = model.describe_state(state)[state_name][0]
         assert torch.equal(counts[:values], torch.as_tensor(info["counts"], dtype=torch.float32))
         action = int(greedy(logits[0, 0], answers))
         assert action == info["counts"][observation[1]]
