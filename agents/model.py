@@ -16,7 +16,8 @@ With `actor_count_clip` c > 0 the actor reads clamp(m_t, -c, c) instead of m_t; 
 recurrence always use m_t itself. With `count_as_action` the actor's logit of action j also gets
 -s * |c_t - j|, c_t the first entry of what the actor reads of the count; with `count_mixture` the
 policy is a mixture over the head's own and each entry of m_t read as an answer, weighted by a
-query of the actor's other inputs (`nalu_rl.agents.count_mixture`). A core that reads the
+query of the actor's other inputs (`nalu_rl.agents.count_mixture`); with `critic_detached` the value
+loss reaches the critic's head only. A core that reads the
 other's output steps after it. Where episode_start[t] is True every core zeroes its state (h, c and
 m) before step t. The project's cores live in `nalu_rl.agents.cores`, its wirings in
 `nalu_rl.agents.catalog`.
@@ -230,7 +231,10 @@ class ActorCritic(nn.Module):
         if self.count_mixture is not None:
             query = torch.cat([signals[name] for name in self.query_inputs], -1)
             logits = self.count_mixture(query, signals[COUNT_SIGNAL], logits)
-        value = self.critic(torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)).squeeze(-1)
+        critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
+        if self.wiring.critic_detached:
+            critic_input = critic_input.detach()
+        value = self.critic(critic_input).squeeze(-1)
         return logits, value, next_state
 
     def _run_cores(

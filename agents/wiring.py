@@ -52,6 +52,8 @@ class Wiring:
         count, the policy that answers n_k (-s * |n_k - j|), weighted by a softmax over a linear
         query of the actor's inputs other than the count (`nalu_rl.agents.count_mixture`): the
         observation chooses which count answers.
+    critic_detached: the critic reads its inputs with their gradient stopped, so the value loss trains
+        the critic's head alone and never moves the encoder or a core the actor also reads.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -69,6 +71,7 @@ class Wiring:
     actor_count_clip: float = 0.0
     count_as_action: bool = False
     count_mixture: bool = False
+    critic_detached: bool = False
     memory_core: str = "lstm"
     encoder: str = "auto"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pickle
 
+import gymnasium
+import numpy as np
 import pytest
 import torch
 from agent_inputs import (
@@ -223,3 +225,23 @@ def test_feature_norm_makes_the_heads_blind_to_the_scale_of_the_encoder_features
             assert max(changes) < 0.01
         else:
             assert min(changes) > 0.1
+
+
+@pytest.mark.parametrize("detached", [False, True])
+def test_a_detached_critic_trains_its_head_alone(detached: bool) -> None:
+    torch.manual_seed(0)
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    model = make_agent("lstm", space, 3, critic_detached=detached, critic_hidden=8)
+    obs = {"observation": torch.randn(5, 2, 4)}
+    logits, value, _ = model(obs, torch.zeros(5, 2, dtype=torch.bool), model.initial_state(2))
+    value.sum().backward()
+    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    assert moved == ({"critic"} if detached else {"critic", "encoder", "cores"})
+    model.zero_grad(set_to_none=True)
+    logits, value, _ = model(obs, torch.zeros(5, 2, dtype=torch.bool), model.initial_state(2))
+    logits.sum().backward()  # the policy still trains the encoder and the LSTM
+    assert {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None} == {
+        "actor",
+        "encoder",
+        "cores",
+    }

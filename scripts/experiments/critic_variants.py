@@ -1,0 +1,30 @@
+"""Makes docs/POPGYM.md, "The value loss through the shared LSTM".
+
+`lstm` with a critic whose loss cannot move the LSTM the actor reads, registered for `--import`:
+
+    cd scripts/experiments && python -m nalu_rl.train --import popgym --import critic_variants \
+        --agent lstm-critic-detached --env-id popgym-RepeatPreviousEasy-v0 --seed 0 \
+        --total-steps 200000 --eval-episodes 0 --actors 0 --learner-threads 1
+
+- lstm-critic-detached: `lstm` whose linear critic reads h_t with its gradient stopped (a wiring's
+  `critic_detached`): the LSTM and the encoder learn from the policy's loss alone.
+- lstm-critic-detached-mlp: the same with an MLP(128) critic, since a linear value of a state the
+  value loss cannot shape may be too weak a baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nalu_rl.agents.catalog import LSTM
+from nalu_rl.agents.registry import register_agent
+
+_DETACHED = replace(LSTM, critic_detached=True)
+register_agent(
+    "lstm-critic-detached", _DETACHED, "lstm; its linear critic reads h with the gradient stopped."
+)
+register_agent(
+    "lstm-critic-detached-mlp",
+    replace(_DETACHED, critic_hidden=128),
+    "lstm-critic-detached with an MLP(128) critic.",
+)
