@@ -120,23 +120,6 @@ def test_the_agent_builds_and_acts_on_any_observation(space, actions, counts) ->
 
 
 @pytest.mark.parametrize(
-    ("env_id", "mmer"), [("popgym-CountRecallEasy-v0", True), ("CartPole-v1", False)], ids=["popgym", "box"]
-)
-def test_a_training_run_updates_it_on_count_recall_and_on_a_box_env(
-    env_id: str, mmer: bool, tmp_path: Path, capsys
-) -> None:
-    if mmer:
-        pytest.importorskip("popgym")
-    argv = ["--import", "popgym"] if mmer else []
-    argv += ["--env-id", env_id, "--agent", "count-mixture", "--actors", "0", "--envs-per-actor", "8"]
-    argv += ["--total-steps", "640", "--eval-episodes", "0", "--no-progress", "--logdir", str(tmp_path)]
-    assert train.main(argv) == 0
-    err = capsys.readouterr().err
-    assert "0 updates skipped" in err
-    assert any(line.startswith("MMER: ") for line in err.splitlines()) is mmer
-
-
-@pytest.mark.parametrize(
     ("options", "message"),
     [
         ({"count_as_action": True}, "choose one"),

@@ -185,13 +185,14 @@ def test_the_agent_builds_and_acts_on_count_recall_and_on_other_observations(spa
 @pytest.mark.parametrize(
     ("env_id", "mmer"), [("popgym-CountRecallEasy-v0", True), ("CartPole-v1", False)], ids=["popgym", "box"]
 )
+@pytest.mark.parametrize("agent", ["value-count", "count-mixture"])
 def test_a_training_run_updates_it_on_count_recall_and_on_a_box_env(
-    env_id: str, mmer: bool, tmp_path: Path, capsys
+    agent: str, env_id: str, mmer: bool, tmp_path: Path, capsys
 ) -> None:
     if mmer:
         pytest.importorskip("popgym")
     argv = ["--import", "popgym"] if mmer else []
-    argv += ["--env-id", env_id, "--agent", "value-count", "--actors", "0", "--envs-per-actor", "8"]
+    argv += ["--env-id", env_id, "--agent", agent, "--actors", "0", "--envs-per-actor", "8"]
     argv += ["--total-steps", "640", "--eval-episodes", "0", "--no-progress", "--logdir", str(tmp_path)]
     assert train.main(argv) == 0
     err = capsys.readouterr().err
