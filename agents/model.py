@@ -17,10 +17,11 @@ recurrence always use m_t itself. With `count_as_action` the actor's logit of ac
 -s * |c_t - j|, c_t the first entry of what the actor reads of the count; with `count_mixture` the
 policy is a mixture over the head's own and each entry of m_t read as an answer, weighted by a
 query of the actor's other inputs (`nalu_rl.agents.count_mixture`); with `critic_detached` the value
-loss reaches the critic's head only. A core that reads the
-other's output steps after it. Where episode_start[t] is True every core zeroes its state (h, c and
-m) before step t. The project's cores live in `nalu_rl.agents.cores`, its wirings in
-`nalu_rl.agents.catalog`.
+loss reaches the critic's head only, and with `critic_separate` the critic has an encoder and a memory
+core of its own (`nalu_rl.agents.separate_critic`), whose state follows the cores' in the state. A
+core that reads the other's output steps after it. Where episode_start[t] is True every core zeroes
+its state (h, c and m) before step t. The project's cores live in `nalu_rl.agents.cores`, its
+wirings in `nalu_rl.agents.catalog`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from nalu_rl.agents.distributions import ActionSizes, logits_width
 from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
 from nalu_rl.agents.observations import leaf_transform, observation_dict_space
 from nalu_rl.agents.registry import agent_wiring, core_factory
+from nalu_rl.agents.separate_critic import SeparateCritic
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 from nalu_rl.units import total_regularizer
 
@@ -115,15 +117,7 @@ class ActorCritic(nn.Module):
             }
             for key, entry in space.spaces.items()
         }
-        encoders = {
-            key: build_encoder(encoder_names[key], encoded_spaces[key], wiring.feature_size)
-            for key in self.observation_keys
-        }
-        # One entry keeps its encoder at `encoder` itself, the names checkpoints have always used.
-        self.encoder = encoders[self.observation_keys[0]] if len(encoders) == 1 else MultiKeyEncoder(encoders)
-        encoder_width = sum(
-            getattr(encoder, "output_width", wiring.feature_size) for encoder in encoders.values()
-        )
+        self.encoder, encoder_width = _observation_encoder(encoder_names, encoded_spaces, wiring.feature_size)
         stimulus_space = encoded_spaces.get(STIMULUS_KEY)
         self.stimulus_width = math.prod(stimulus_space.shape) if stimulus_space is not None else 0
         self.feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
@@ -175,7 +169,13 @@ class ActorCritic(nn.Module):
             if wiring.count_mixture
             else None
         )
-        self.critic = _head(sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
+        if wiring.critic_separate:
+            self.critic = _separate_critic(wiring, encoder_names, encoded_spaces, widths)
+            self.state_names += self.critic.state_names
+        else:
+            self.critic = _head(
+                sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0
+            )
 
     @property
     def action_shape(self) -> tuple[int, ...]:
@@ -187,7 +187,10 @@ class ActorCritic(nn.Module):
         if device is None:
             device = next(self.parameters()).device
         cores = self.cores.values()
-        return tuple(zeros for core in cores for zeros in core.initial_state(batch_size, device))
+        state = tuple(zeros for core in cores for zeros in core.initial_state(batch_size, device))
+        if isinstance(self.critic, SeparateCritic):
+            state += self.critic.initial_state(batch_size, device)
+        return state
 
     def describe_state(self, state: tuple[Tensor, ...]) -> dict[str, Tensor]:
         """Named views of a recurrent state, e.g. {"lstm_h": [B, 128], "lstm_c": [B, 128], "nac": [B, 8]}."""
@@ -206,10 +209,8 @@ class ActorCritic(nn.Module):
         `initial_state` (or a previous call) -> logits [T, B, A], value [T, B], next state.
         """
         obs = {key: transform(obs[key]) for key, transform in self.observation_transforms.items()}
-        if isinstance(self.encoder, MultiKeyEncoder):
-            features = self.encoder(obs)
-        else:
-            features = self.encoder(obs[self.observation_keys[0]])
+        encoder_input = obs if isinstance(self.encoder, MultiKeyEncoder) else obs[self.observation_keys[0]]
+        features = self.encoder(encoder_input)
         if self.feature_norm is not None:
             features = self.feature_norm(features)
         leading = episode_start.shape
@@ -231,6 +232,11 @@ class ActorCritic(nn.Module):
         if self.count_mixture is not None:
             query = torch.cat([signals[name] for name in self.query_inputs], -1)
             logits = self.count_mixture(query, signals[COUNT_SIGNAL], logits)
+        if isinstance(self.critic, SeparateCritic):
+            keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
+            critic_state = state[len(next_state) :]
+            value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state)
+            return logits, value, next_state + tuple(critic_state)
         critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
         if self.wiring.critic_detached:
             critic_input = critic_input.detach()
@@ -271,6 +277,39 @@ class ActorCritic(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, observation_keys={self.observation_keys}"
+
+
+def _observation_encoder(
+    encoder_names: Mapping[str, str], encoded_spaces: Mapping[str, gymnasium.spaces.Space], feature_size: int
+) -> tuple[nn.Module, int]:
+    """The encoder of the observation's entries named in `encoder_names`, and its output width: one
+    entry's encoder itself (the names checkpoints have always used), or a `MultiKeyEncoder` of several."""
+    encoders = {
+        key: build_encoder(name, encoded_spaces[key], feature_size) for key, name in encoder_names.items()
+    }
+    width = sum(getattr(encoder, "output_width", feature_size) for encoder in encoders.values())
+    return (next(iter(encoders.values())) if len(encoders) == 1 else MultiKeyEncoder(encoders)), width
+
+
+def _separate_critic(
+    wiring: Wiring,
+    encoder_names: Mapping[str, str],
+    encoded_spaces: Mapping[str, gymnasium.spaces.Space],
+    widths: Mapping[str, int],
+) -> SeparateCritic:
+    """The critic of a wiring's `critic_separate`: an encoder and a memory core of the actor's kinds,
+    with weights of their own, and a head on the critic's inputs among them and the stimulus."""
+    encoder, encoder_width = _observation_encoder(encoder_names, encoded_spaces, wiring.feature_size)
+    feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
+    own_widths = {**widths, "encoder": encoder_width}
+    core_inputs = tuple(name for name in wiring.memory_inputs if name in SEQUENCE_SIGNALS)
+    core = core_factory(wiring.memory_core)(core_inputs, own_widths, wiring.memory_size, wiring)
+    if not isinstance(core, Core):
+        raise ValueError(f"core {wiring.memory_core!r} built a {type(core).__name__}, not a nalu_rl Core")
+    core.signal = MEMORY_SIGNAL
+    own_widths[MEMORY_SIGNAL] = core.output_size
+    head = _head(sum(own_widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
+    return SeparateCritic(encoder, feature_norm, core, head, wiring.critic_inputs)
 
 
 def make_agent(

@@ -54,6 +54,10 @@ class Wiring:
         observation chooses which count answers.
     critic_detached: the critic reads its inputs with their gradient stopped, so the value loss trains
         the critic's head alone and never moves the encoder or a core the actor also reads.
+    critic_separate: the critic has an encoder and a memory core of its own, of the actor's kinds
+        and sizes (the core reads the memory core's inputs from the observation), and its head reads
+        `critic_inputs` among them: the value loss shapes the critic's own features and never the
+        actor's (`nalu_rl.agents.separate_critic`).
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -72,6 +76,7 @@ class Wiring:
     count_as_action: bool = False
     count_mixture: bool = False
     critic_detached: bool = False
+    critic_separate: bool = False
     memory_core: str = "lstm"
     encoder: str = "auto"
 
@@ -130,6 +135,14 @@ class Wiring:
             raise ValueError("count_mixture and count_as_action are two readings of the count: choose one")
         if self.count_mixture and (self.counter is None or not set(self.actor_inputs) - {COUNT_SIGNAL}):
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
+        separate_critic_fits = (
+            self.has_memory and COUNT_SIGNAL not in self.critic_inputs and not self.critic_detached
+        )
+        if self.critic_separate and not separate_critic_fits:
+            raise ValueError(
+                "critic_separate copies the memory core for the critic: it needs a memory core, a critic"
+                " that does not read 'count', and critic_detached off"
+            )
         for name in ("counter_size", "memory_size", "feature_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -98,7 +98,8 @@ def fit_time_left_readout(
     left T - t from it, fitted on episodes of the training-range delays; None without a counter."""
     from nalu_rl.state_probe import record_state_traces, remaining_steps_readout
 
-    views = [name for name in getattr(model, "state_names", ()) if not name.startswith("lstm")]
+    cores = getattr(model, "cores", {})
+    views = list(cores["count"].state_names) if "count" in cores else []
     if not views:
         return None
     low, high = training_range(config)

@@ -245,3 +245,45 @@ def test_a_detached_critic_trains_its_head_alone(detached: bool) -> None:
         "encoder",
         "cores",
     }
+
+
+@pytest.mark.parametrize("memory_core", ["lstm", "gru"])
+def test_a_separate_critic_has_weights_and_state_of_its_own(memory_core: str) -> None:
+    torch.manual_seed(0)
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    model = make_agent("lstm", space, 3, critic_separate=True, memory_core=memory_core, critic_hidden=8)
+    core_names = model.cores["memory"].state_names
+    assert model.state_names == core_names + tuple("critic_" + name for name in core_names)
+    obs = {"observation": torch.randn(6, 2, 4)}
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    logits, value, state = model(obs, starts, model.initial_state(2))
+    assert len(state) == len(model.state_names)
+    value.sum().backward()
+    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    assert moved == {"critic"}
+    assert all(weight.grad.abs().sum() > 0 for weight in model.critic.encoder.parameters())
+    model.zero_grad(set_to_none=True)
+    logits, value, _ = model(obs, starts, model.initial_state(2))
+    logits.sum().backward()
+    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    assert moved == {"actor", "encoder", "cores"}
+    # Stepping one step at a time carries the critic's state as the whole sequence does.
+    with torch.no_grad():
+        _, whole, _ = model(obs, starts, model.initial_state(2))
+        state, stepped = model.initial_state(2), []
+        for t in range(6):
+            _, step_value, state = model(
+                {"observation": obs["observation"][t : t + 1]}, starts[t : t + 1], state
+            )
+            stepped.append(step_value)
+    torch.testing.assert_close(torch.cat(stepped), whole, rtol=1e-4, atol=1e-5)
+
+
+def test_a_separate_critic_needs_a_memory_core_and_no_count() -> None:
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    for options in (
+        {"memory_inputs": (), "actor_inputs": ("encoder",), "critic_inputs": ("encoder",)},
+        {"critic_detached": True},
+    ):
+        with pytest.raises(ValueError, match="critic_separate"):
+            make_agent("lstm", space, 3, critic_separate=True, **options)

@@ -114,3 +114,13 @@ def test_a_task_that_draws_no_frames_is_refused_in_one_line(tmp_path, capsys):
     assert run(["--checkpoint", str(path), "--record", str(tmp_path / "x.gif")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "draws no frames" in error and "evaluate" in error
+
+
+def test_the_count_caption_reads_the_counter_alone():
+    """Only a counter's state is read for the caption: not a GRU's, nor a separate critic's LSTM."""
+    from nalu_rl.agents.model import make_agent
+    from nalu_rl.playback import fit_time_left_readout
+
+    space = TimeTrackEnv(**ENV_KWARGS).observation_space
+    for model in (make_agent("gru", space), make_agent("lstm", space, critic_separate=True)):
+        assert fit_time_left_readout(model, {}) is None

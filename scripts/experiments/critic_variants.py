@@ -10,6 +10,9 @@
   `critic_detached`): the LSTM and the encoder learn from the policy's loss alone.
 - lstm-critic-detached-mlp: the same with an MLP(128) critic, since a linear value of a state the
   value loss cannot shape may be too weak a baseline.
+- lstm-critic-separate: `lstm` whose critic has an encoder and an LSTM of its own (a wiring's
+  `critic_separate`, sb3-contrib RecurrentPPO's default): the value loss shapes features, but not
+  the actor's.
 """
 
 from __future__ import annotations
@@ -27,4 +30,9 @@ register_agent(
     "lstm-critic-detached-mlp",
     replace(_DETACHED, critic_hidden=128),
     "lstm-critic-detached with an MLP(128) critic.",
+)
+register_agent(
+    "lstm-critic-separate",
+    replace(LSTM, critic_separate=True),
+    "lstm whose critic has an encoder and an LSTM of its own.",
 )

@@ -1,0 +1,83 @@
+"""`SeparateCritic`: a critic with an encoder and a memory core of its own.
+
+With a wiring's `critic_separate` the value is computed apart from everything the actor reads:
+  f'_t = encoder'(o_t)                    an encoder of the actor's kind, with its own weights
+  h'_t = core'(f'_t, s_t; state'_{t-1})   the memory slot's core (kind and size), its own weights
+  value_t = head(concat of the critic's inputs among f'_t, s_t, h'_t)
+(sb3-contrib's RecurrentPPO builds its critic this way by default). The value loss then trains these
+parts alone: it can shape the critic's features as it likes without moving the actor's.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
+from nalu_rl.agents.wiring import MEMORY_SIGNAL
+
+STATE_PREFIX = "critic_"
+"""Prefixed to the critic core's state names, which would otherwise repeat the actor's."""
+
+
+class SeparateCritic(nn.Module):
+    """The critic's own encoder (any module from the transformed observation to [T, B, F]), layer
+    norm (or None), memory core and head; `inputs` are the critic's inputs (among "encoder",
+    "stimulus", "memory"), concatenated in that order for the head.
+
+    forward(observation, stimulus, keep, state) -> (value [T, B], the core's state after the last step).
+    """
+
+    def __init__(
+        self,
+        encoder: nn.Module,
+        feature_norm: nn.Module | None,
+        core: Core,
+        head: nn.Module,
+        inputs: tuple[str, ...],
+    ) -> None:
+        super().__init__()
+        if core.reads_cores:
+            raise ValueError(f"the critic's own core reads only the observation, not {core.reads_cores}")
+        self.encoder = encoder
+        self.feature_norm = feature_norm
+        self.core = core
+        self.head = head
+        self.inputs = inputs
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        """The core's state names, prefixed with "critic_"."""
+        return tuple(STATE_PREFIX + name for name in self.core.state_names)
+
+    def initial_state(self, batch_size: int, device) -> tuple[Tensor, ...]:
+        """The core's zero state for `batch_size` episodes."""
+        return self.core.initial_state(batch_size, device)
+
+    def forward(
+        self,
+        observation: Tensor | dict[str, Tensor],
+        stimulus: Tensor,
+        keep: Tensor,
+        state: tuple[Tensor, ...],
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """The value [T, B] of T steps: the observation as the encoder takes it, the stimulus
+        [T, B, S], keep [T, B, 1] (0 where an episode starts) and the core's state."""
+        features = self.encoder(observation)
+        if self.feature_norm is not None:
+            features = self.feature_norm(features)
+        bias = keep.new_ones(*keep.shape[:2], 1)
+        signals = {"encoder": features, "stimulus": stimulus, "bias": bias}
+        prepared = self.core.prepare({name: signals[name] for name in SEQUENCE_SIGNALS})
+        if self.core.stepwise_inputs:
+            outputs = []
+            for t, keep_t in enumerate(keep.unbind(0)):
+                step_signals = {name: signals[name][t] for name in self.core.stepwise_inputs}
+                step_prepared = None if prepared is None else prepared[t]
+                output, state = self.core.step(step_prepared, step_signals, state, keep_t)
+                outputs.append(output)
+            signals[MEMORY_SIGNAL] = torch.stack(outputs)
+        else:
+            signals[MEMORY_SIGNAL], state = self.core.unroll(prepared, state, keep)
+        value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
+        return value, state
