@@ -1,4 +1,4 @@
-"""Makes docs/POPGYM.md, "The value loss through the shared LSTM".
+"""Makes docs/POPGYM_DEFAULTS.md, "The value loss through the shared LSTM".
 
 `lstm` with a critic whose loss cannot move the LSTM the actor reads, registered for `--import`:
 

@@ -1,4 +1,4 @@
-"""Makes docs/POPGYM.md, "The value loss through the shared LSTM".
+"""Makes docs/POPGYM_DEFAULTS.md, "The value loss through the shared LSTM".
 
 A table of one-seed probe runs from their curves: per run, the recent return at a common step, the
 first step at which that return reached a level, and the run's last step and return.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The probes of docs/POPGYM.md, "The value loss through the shared LSTM", its detached critic: the
+# The probes of docs/POPGYM_DEFAULTS.md, "The value loss through the shared LSTM", its detached critic: the
 # agents of scripts/experiments/critic_variants.py, each run one process on one core
 # (`--actors 0 --learner-threads 1`), two at a time, on train's defaults. Needs
 # `pip install -e ".[popgym]"`; run folders in runs/critic-probe/; the CSVs come from

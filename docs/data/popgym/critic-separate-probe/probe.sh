@@ -1,5 +1,5 @@
 #!/bin/bash
-# The probes of docs/POPGYM.md, "The value loss through the shared LSTM", its separate critic: the
+# The probes of docs/POPGYM_DEFAULTS.md, "The value loss through the shared LSTM", its separate critic: the
 # agent lstm-critic-separate of scripts/experiments/critic_variants.py, each run one process on one
 # core (`--actors 0 --learner-threads 1`), one after another on core 0, on train's defaults. Needs
 # `pip install -e ".[popgym]"`; run folders in runs/critic-separate-probe/; the CSVs come from

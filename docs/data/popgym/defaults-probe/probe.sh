@@ -1,5 +1,5 @@
 #!/bin/bash
-# The first probe of docs/POPGYM.md, "The learner's defaults on Repeat Previous": lstm on
+# The first probe of docs/POPGYM_DEFAULTS.md, "The learner's defaults on Repeat Previous": lstm on
 # RepeatPreviousEasy, seed 0, 200k steps, one process on core 1: train's defaults, then 4x the updates
 # per sample (--envs-per-actor 8). Value clipping off (`--value-clip 0`, train's default) is named so
 # that the runs stay as they were if the default changes. Needs `pip install -e ".[popgym]"`;

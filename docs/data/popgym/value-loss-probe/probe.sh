@@ -1,5 +1,5 @@
 #!/bin/bash
-# The probes of docs/POPGYM.md, "The value loss through the shared LSTM": lstm, seed 0 (the one-step
+# The probes of docs/POPGYM_DEFAULTS.md, "The value loss through the shared LSTM": lstm, seed 0 (the one-step
 # memory task also seed 1), each run one process on one core (`--actors 0 --learner-threads 1`), two
 # at a time, on train's defaults (value_coef 0.5, value clipping off: `--value-clip 0` is named below,
 # and a run's own option overrides it) but for the options named.
