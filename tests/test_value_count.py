@@ -110,6 +110,21 @@ def test_with_its_gates_set_by_hand_it_reads_the_asked_values_count_and_answers_
     assert_answers_every_query(model, difficulty, "value_counts", seed=7)
 
 
+def act_on_sampled_observations(
+    model: ActorCritic, actions, steps: int, batch: int
+) -> dict[str, torch.Tensor]:
+    """Run the model on `steps` x `batch` observations sampled from its space; check that the logits
+    (one per action, or per component's action) and the values are finite and of their shapes; return
+    the named state after the last step."""
+    obs = {key: torch.as_tensor(np.stack([[entry.sample() for _ in range(batch)] for _ in range(steps)]))
+           for key, entry in model.observation_space.spaces.items()}  # fmt: skip
+    logits, value, state = model(obs, torch.zeros(steps, batch, dtype=torch.bool), model.initial_state(batch))
+    width = actions if isinstance(actions, int) else sum(actions)
+    assert logits.shape == (steps, batch, width) and value.shape == (steps, batch)
+    assert torch.isfinite(logits).all() and torch.isfinite(value).all()
+    return model.describe_state(state)
+
+
 def assert_answers_every_query(model: ActorCritic, difficulty: str, state_name: str, seed: int) -> None:
     """Play one episode of Count Recall at `difficulty` greedily: the state `state_name` begins with the
     exact count of each dealt value at every step, and every answer is right (return 1.0)."""
@@ -172,14 +187,8 @@ def test_a_count_reads_as_the_action_of_its_index_for_every_count(action_sizes) 
 def test_the_agent_builds_and_acts_on_count_recall_and_on_other_observations(space, actions) -> None:
     torch.manual_seed(0)
     model = make_agent("value-count", space, actions)
-    steps, batch = 5, 2
-    obs = {key: torch.as_tensor(np.stack([[entry.sample() for _ in range(batch)] for _ in range(steps)]))
-           for key, entry in model.observation_space.spaces.items()}  # fmt: skip
-    logits, value, state = model(obs, torch.zeros(steps, batch, dtype=torch.bool), model.initial_state(batch))
-    width = actions if isinstance(actions, int) else sum(actions)
-    assert logits.shape == (steps, batch, width) and value.shape == (steps, batch)
-    assert torch.isfinite(logits).all() and torch.isfinite(value).all()
-    assert model.describe_state(state)["value_counts"].sum(-1).tolist() == [steps] * batch
+    state = act_on_sampled_observations(model, actions, steps=5, batch=2)
+    assert state["value_counts"].sum(-1).tolist() == [5] * 2
 
 
 @pytest.mark.parametrize(
