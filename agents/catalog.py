@@ -131,6 +131,7 @@ A3C_TRAINING = {
     "return_norm": False,
     "learning_rate": 7e-4,
     "max_grad_norm": 40.0,
+    "separate_critic": "off",
 }
 
 # The options of signed-count's measured runs (RESULTS): the gated regulariser and the units' faster

@@ -10,11 +10,13 @@ parts alone: it can shape the critic's features as it likes without moving the a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
-from nalu_rl.agents.wiring import MEMORY_SIGNAL
+from nalu_rl.agents.wiring import MEMORY_SIGNAL, Wiring
 
 STATE_PREFIX = "critic_"
 """Prefixed to the critic core's state names, which would otherwise repeat the actor's."""
@@ -81,3 +83,18 @@ class SeparateCritic(nn.Module):
             signals[MEMORY_SIGNAL], state = self.core.unroll(prepared, state, keep)
         value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
         return value, state
+
+
+def wiring_with_critic(wiring: Wiring, choice: str) -> Wiring:
+    """`wiring` with the critic `choice` asks for (train's --separate-critic): "on" a critic of its own
+    (ValueError where the wiring cannot take one), "off" the critic as wired, "auto" one of its own
+    wherever the wiring can take it (`Wiring.takes_separate_critic`)."""
+    if choice not in ("auto", "on", "off"):
+        raise ValueError(f"the critic choice must be auto, on or off, got {choice!r}")
+    if choice == "on" and not wiring.takes_separate_critic:
+        raise ValueError(
+            "a critic of its own copies the memory core: this agent has none, or its critic reads the count"
+        )
+    if choice == "off" or wiring.critic_separate:
+        return wiring
+    return replace(wiring, critic_separate=wiring.takes_separate_critic)

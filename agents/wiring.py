@@ -91,6 +91,12 @@ class Wiring:
         through_count = COUNT_SIGNAL in self.actor_inputs and MEMORY_SIGNAL in self.counter_inputs
         return MEMORY_SIGNAL in self.actor_inputs or through_count
 
+    @property
+    def takes_separate_critic(self) -> bool:
+        """Whether `critic_separate` can copy the memory slot for the critic: there is a memory core,
+        and the critic reads no count and is not detached."""
+        return self.has_memory and COUNT_SIGNAL not in self.critic_inputs and not self.critic_detached
+
     def validate(self) -> None:
         """Raise ValueError if the wiring names an unknown input or cannot be computed step by step.
 
@@ -135,10 +141,7 @@ class Wiring:
             raise ValueError("count_mixture and count_as_action are two readings of the count: choose one")
         if self.count_mixture and (self.counter is None or not set(self.actor_inputs) - {COUNT_SIGNAL}):
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
-        separate_critic_fits = (
-            self.has_memory and COUNT_SIGNAL not in self.critic_inputs and not self.critic_detached
-        )
-        if self.critic_separate and not separate_critic_fits:
+        if self.critic_separate and not self.takes_separate_critic:
             raise ValueError(
                 "critic_separate copies the memory core for the critic: it needs a memory core, a critic"
                 " that does not read 'count', and critic_detached off"

@@ -284,3 +284,31 @@ def test_a_second_ctrl_c_while_the_first_is_reported_keeps_exit_code_130() -> No
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 130, (result.returncode, result.stderr[-500:])
     assert result.stderr.strip() == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("argv", "separate"),
+    [
+        (["--agent", "lstm", "--env-id", "CartPole-v1"], True),  # auto, on an env users bring
+        (["--agent", "lstm", "--env-id", "CartPole-v1", "--separate-critic", "off"], False),
+        (["--agent", "lstm"], False),  # a timing task: the critic of the measured runs
+        (["--agent", "lstm", "--separate-critic", "on"], True),
+        (["--agent", "nac", "--env-id", "CartPole-v1"], False),  # its critic reads the count
+    ],
+)
+def test_a_run_gives_the_critic_a_core_of_its_own_where_asked_and_where_it_fits(
+    argv: list[str], separate: bool, tmp_path: Path
+) -> None:
+    config, _ = parse_config([*argv, "--actors", "0"])
+    validate(config)
+    run = TrainingRun(config, tmp_path / "run")
+    assert run.model.wiring.critic_separate is separate
+    assert run.model.state_names[-1].startswith("critic_") is separate
+
+
+def test_a_critic_of_its_own_for_an_agent_without_a_memory_core_is_refused_in_one_line() -> None:
+    config, _ = parse_config(
+        ["--agent", "count-mixture", "--env-id", "CartPole-v1", "--separate-critic", "on"]
+    )
+    with pytest.raises(InputError, match="copies the memory core"):
+        validate(config)

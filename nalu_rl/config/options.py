@@ -82,6 +82,14 @@ class Config:
         "learned-count",
         "agent (core) to train (the default on an env that is not a timing task: lstm)",
     )
+    separate_critic: str = _option(
+        "agent",
+        "auto",
+        "on: the critic gets an encoder and a memory core of its own, as sb3-contrib's RecurrentPPO "
+        "builds it, so the value loss never moves what the policy reads; off: the critic as the agent "
+        "is wired; auto: on for an agent with a memory core whose critic reads no count",
+        choices=("auto", "on", "off"),
+    )
     env_id: str = _option(
         "environment",
         "nalu_rl/TimeTrack-v0",

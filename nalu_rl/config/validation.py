@@ -21,6 +21,7 @@ def validate(config: Config) -> None:
 def validate_agent(config: Config) -> None:
     """--agent is registered (after importing the --import modules), and so is every part it names."""
     from nalu_rl.agents import agent_names, agent_wiring, check_parts_registered
+    from nalu_rl.agents.separate_critic import wiring_with_critic
     from nalu_rl.plugins import import_modules
 
     import_modules(config.imports)
@@ -31,6 +32,7 @@ def validate_agent(config: Config) -> None:
         )
     try:
         check_parts_registered(agent_wiring(config.agent))
+        wiring_with_critic(agent_wiring(config.agent), config.separate_critic)
     except ValueError as error:
         raise InputError(f"agent {config.agent!r}: {error}") from None
 

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from nalu_rl.agents import agent_wiring
+from nalu_rl.agents.separate_critic import wiring_with_critic
 from nalu_rl.checkpoint import build_model, upgrade_model_state
 from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
@@ -96,8 +98,12 @@ class TrainingRun:
         # A resumed run keeps the wiring it was started with, even if the registry has moved since.
         try:
             stored = resume_payload or {}
+            wiring = (
+                stored.get("wiring")
+                or wiring_with_critic(agent_wiring(config.agent), config.separate_critic).to_dict()
+            )
             self.model = build_model(
-                config.agent, observation_space, num_actions, stored.get("wiring"), stored.get("observation")
+                config.agent, observation_space, num_actions, wiring, stored.get("observation")
             )
         except (AttributeError, TypeError, ValueError) as error:
             raise CheckpointError(
