@@ -7,7 +7,8 @@ table and a figure, computed from per-run CSVs that `--collect` writes from trai
 `--collect ROOT` finds every run folder below ROOT (a folder holding `config.json` and
 `run_status.json`, as `nalu_rl.train` and the trials of `nalu_rl.sweep` leave them) whose env is a
 POPGym task, and writes into DATA one curve per run, `<agent>-<task>-seed<k>.csv` (step, the recent
-training return, the MMER so far, from its TensorBoard scalars), and one row per run in `runs.csv`
+training return, the MMER so far, from its TensorBoard scalars; `<agent>` ends in "+separate-critic"
+where the run's critic had a core of its own), and one row per run in `runs.csv`
 (its final MMER and complete epochs from `run_status.json`, its steps and state). A run collected
 again replaces its earlier row. The table (`scorecard.md`) and the figure (`scorecard.png`) are then
 made from `runs.csv` alone. A run still in progress is scored by its MMER so far and marked so.
@@ -22,9 +23,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from nalu_rl.checkpoint import load_checkpoint
 from nalu_rl.stats import t_interval
 
 RUNS_CSV = "runs.csv"
+SEPARATE_CRITIC_MARK = "+separate-critic"
 RUN_FIELDS = ["task", "agent", "seed", "steps", "total_steps", "state", "mmer", "complete_epochs"]
 DIFFICULTIES = ("Easy", "Medium", "Hard")
 CURVE_TAGS = {"charts/episode_return": "episode_return", "popgym/mmer": "mmer"}
@@ -70,6 +73,14 @@ def write_curve(folder: Path, out_path: Path) -> int:
     return len(rows)
 
 
+def run_label(folder: Path, config: dict) -> str:
+    """The run's agent, as `<agent>+separate-critic` where its checkpoint's wiring gave the critic an
+    encoder and a core of its own (train's `--separate-critic`), so that runs of one agent name with
+    either critic are scored apart."""
+    wiring = load_checkpoint(folder).get("wiring") or {} if (folder / "checkpoint.pt").is_file() else {}
+    return f"{config['agent']}{SEPARATE_CRITIC_MARK if wiring.get('critic_separate') else ''}"
+
+
 def collect(roots: list[Path], data: Path) -> int:
     """Write the curve and the runs.csv row of every POPGym run below `roots`; the runs collected."""
     data.mkdir(parents=True, exist_ok=True)
@@ -83,7 +94,7 @@ def collect(roots: list[Path], data: Path) -> int:
             mmer = status.get("mmer") or {}
             if task is None or mmer.get("value") is None:
                 continue
-            agent, seed = str(config["agent"]), str(config["seed"])
+            agent, seed = run_label(folder, config), str(config["seed"])
             write_curve(folder, data / f"{agent}-{task}-seed{seed}.csv")
             table[(task, agent, seed)] = {
                 "task": task,

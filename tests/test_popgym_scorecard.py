@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
+from nalu_rl.checkpoint import CHECKPOINT_FORMAT
 from nalu_rl.stats import t_interval
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "popgym_scorecard.py"
@@ -54,9 +56,19 @@ def test_collected_runs_are_scored_per_agent_and_task_with_a_t_interval(tmp_path
     curve = data / "value-count-CountRecallEasy-seed0.csv"
     curve.write_text("step,episode_return,mmer\n100,0.5,0.5\n200,0.92,0.91\n300,0.95,0.95\n")
     assert scorecard.first_step_at(curve) == 200
+    # A run whose critic had a core of its own (its checkpoint's wiring) is scored apart.
+    separate = runs / "lstm-separate"
+    write_run(separate, "popgym-CountRecallEasy-v0", "lstm", 0, -0.5)
+    wiring = {"critic_separate": True}
+    torch.save(
+        {"format": CHECKPOINT_FORMAT, "config": {}, "model": {}, "wiring": wiring}, separate / "checkpoint.pt"
+    )
+    assert scorecard.collect([separate], data) == 1
+    rows = {row["agent"]: row for row in scorecard.score(scorecard.read_runs(data), data)}
+    assert rows["lstm+separate-critic"]["values"] == [-0.5] and rows["lstm"]["values"] == [-0.7]
     # Collecting again replaces a run's row instead of adding one.
     assert scorecard.collect([runs / "lstm"], data) == 1
-    assert len(scorecard.read_runs(data)) == 4
+    assert len(scorecard.read_runs(data)) == 5
 
 
 def test_without_runs_or_with_a_missing_folder_it_exits_2_with_one_line(tmp_path: Path) -> None:
