@@ -93,7 +93,8 @@ def wiring_with_critic(wiring: Wiring, choice: str) -> Wiring:
         raise ValueError(f"the critic choice must be auto, on or off, got {choice!r}")
     if choice == "on" and not wiring.takes_separate_critic:
         raise ValueError(
-            "a critic of its own copies the memory core: this agent has none, or its critic reads the count"
+            "a critic of its own copies the memory core: this agent's policy reads none, or its critic reads"
+            " the count"
         )
     if choice == "off" or wiring.critic_separate:
         return wiring

@@ -93,9 +93,11 @@ class Wiring:
 
     @property
     def takes_separate_critic(self) -> bool:
-        """Whether `critic_separate` can copy the memory slot for the critic: there is a memory core,
-        and the critic reads no count and is not detached."""
-        return self.has_memory and COUNT_SIGNAL not in self.critic_inputs and not self.critic_detached
+        """Whether `critic_separate` can copy the memory slot for the critic: the policy reads a memory
+        core (which the copy then leaves to it alone), and the critic reads no count and is not detached."""
+        return (
+            self.policy_reads_memory and COUNT_SIGNAL not in self.critic_inputs and not self.critic_detached
+        )
 
     def validate(self) -> None:
         """Raise ValueError if the wiring names an unknown input or cannot be computed step by step.
@@ -143,8 +145,8 @@ class Wiring:
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
         if self.critic_separate and not self.takes_separate_critic:
             raise ValueError(
-                "critic_separate copies the memory core for the critic: it needs a memory core, a critic"
-                " that does not read 'count', and critic_detached off"
+                "critic_separate copies the memory core for the critic: it needs a memory core the policy"
+                " reads, a critic that does not read 'count', and critic_detached off"
             )
         for name in ("counter_size", "memory_size", "feature_size"):
             if getattr(self, name) < 1:
