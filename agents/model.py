@@ -138,10 +138,7 @@ class ActorCritic(nn.Module):
         # `nalu_rl.checkpoint.upgrade_model_state`.
         self.cores = nn.ModuleDict()  # in the order of their states in `state_names`
         for signal, core_name, inputs, size in slots:
-            core = core_factory(core_name)(inputs, widths, size, wiring)
-            if not isinstance(core, Core):
-                raise ValueError(f"core {core_name!r} built a {type(core).__name__}, not a nalu_rl Core")
-            core.signal = signal
+            core = _build_core(signal, core_name, inputs, widths, size, wiring)
             widths[signal] = core.output_size
             self.cores[signal] = core
         cores = tuple(self.cores.values())
@@ -279,6 +276,17 @@ class ActorCritic(nn.Module):
         return f"name={self.name!r}, observation_keys={self.observation_keys}"
 
 
+def _build_core(
+    signal: str, name: str, inputs: tuple[str, ...], widths: Mapping[str, int], size: int, wiring: Wiring
+) -> Core:
+    """The registered core `name` for the slot of `signal`; ValueError if the factory builds no `Core`."""
+    core = core_factory(name)(inputs, widths, size, wiring)
+    if not isinstance(core, Core):
+        raise ValueError(f"core {name!r} built a {type(core).__name__}, not a nalu_rl Core")
+    core.signal = signal
+    return core
+
+
 def _observation_encoder(
     encoder_names: Mapping[str, str], encoded_spaces: Mapping[str, gymnasium.spaces.Space], feature_size: int
 ) -> tuple[nn.Module, int]:
@@ -303,10 +311,7 @@ def _separate_critic(
     feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
     own_widths = {**widths, "encoder": encoder_width}
     core_inputs = tuple(name for name in wiring.memory_inputs if name in SEQUENCE_SIGNALS)
-    core = core_factory(wiring.memory_core)(core_inputs, own_widths, wiring.memory_size, wiring)
-    if not isinstance(core, Core):
-        raise ValueError(f"core {wiring.memory_core!r} built a {type(core).__name__}, not a nalu_rl Core")
-    core.signal = MEMORY_SIGNAL
+    core = _build_core(MEMORY_SIGNAL, wiring.memory_core, core_inputs, own_widths, wiring.memory_size, wiring)
     own_widths[MEMORY_SIGNAL] = core.output_size
     head = _head(sum(own_widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
     return SeparateCritic(encoder, feature_norm, core, head, wiring.critic_inputs)

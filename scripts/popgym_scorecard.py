@@ -77,7 +77,9 @@ def run_label(folder: Path, config: dict) -> str:
     """The run's agent, as `<agent>+separate-critic` where its checkpoint's wiring gave the critic an
     encoder and a core of its own (train's `--separate-critic`), so that runs of one agent name with
     either critic are scored apart."""
-    wiring = load_checkpoint(folder).get("wiring") or {} if (folder / "checkpoint.pt").is_file() else {}
+    wiring = {}
+    if (folder / "checkpoint.pt").is_file():
+        wiring = load_checkpoint(folder).get("wiring") or {}
     return f"{config['agent']}{SEPARATE_CRITIC_MARK if wiring.get('critic_separate') else ''}"
 
 

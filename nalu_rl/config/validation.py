@@ -31,8 +31,9 @@ def validate_agent(config: Config) -> None:
             "(or register yours in a module given to --import)"
         )
     try:
-        check_parts_registered(agent_wiring(config.agent))
-        wiring_with_critic(agent_wiring(config.agent), config.separate_critic)
+        wiring = agent_wiring(config.agent)
+        check_parts_registered(wiring)
+        wiring_with_critic(wiring, config.separate_critic)
     except ValueError as error:
         raise InputError(f"agent {config.agent!r}: {error}") from None
 
