@@ -78,11 +78,17 @@ class Core(nn.Module):
         """
         raise NotImplementedError
 
-    def unroll(self, prepared: Sequence[Tensor] | Tensor | None, state: State, keep: Tensor) -> StepResult:
+    def unroll(self, sequence: dict[str, Tensor], state: State, keep: Tensor) -> StepResult:
         """All T steps of a core that reads nothing at step time (no `stepwise_inputs`) and that no
-        other core reads: `prepare`'s output, the state and keep [T, B, 1] -> (outputs [T, B, ...],
-        the state after the last step). Steps one step at a time; a core whose steps can be computed
-        together overrides it."""
+        other core reads: the sequence signals [T, B, ...], the state and keep [T, B, 1] -> (outputs
+        [T, B, ...], the state after the last step). Prepares and steps one step at a time; a core
+        whose steps can be computed together overrides it, or `unroll_prepared`."""
+        return self.unroll_prepared(self.prepare(sequence), state, keep)
+
+    def unroll_prepared(
+        self, prepared: Sequence[Tensor] | Tensor | None, state: State, keep: Tensor
+    ) -> StepResult:
+        """`unroll` from `prepare`'s output: steps one step at a time unless a core overrides it."""
         outputs = []
         for t, keep_step in enumerate(keep.unbind(0)):
             output, state = self.step(None if prepared is None else prepared[t], {}, state, keep_step)

@@ -172,12 +172,12 @@ class EventCounterCore(CounterCore):
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
     @run_in_float32
-    def unroll(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
+    def unroll_prepared(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
         """`step` over all T steps, with only the phase (its own recurrence) computed step by step:
         the events, their increments and the count of all T steps are each one computation (one
         step, as an actor takes, goes through `step`: fewer operations)."""
         if keep.shape[0] == 1:
-            return super().unroll(prepared, state, keep)
+            return super().unroll_prepared(prepared, state, keep)
         from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
         phase, phases = state[2], []
         phase_to_phase = self._weights.phase_to_phase

@@ -255,11 +255,11 @@ class ActorCritic(nn.Module):
         if not cores:
             return ()
         keep = (~episode_start.bool()).to(signals["encoder"].dtype).unsqueeze(-1)
-        prepared = {core: core.prepare(signals) for core in cores}
         for core in self.unrolled_alone:
-            signals[core.signal], core_states[core] = core.unroll(prepared[core], core_states[core], keep)
+            signals[core.signal], core_states[core] = core.unroll(signals, core_states[core], keep)
         sequence_steps = {name: signals[name].unbind(0) for name in self._stepwise_sequence_signals}
         stepped = tuple(core for core in self.step_order if core not in self.unrolled_alone)
+        prepared = {core: core.prepare(signals) for core in stepped}
         outputs: dict[Core, list[Tensor]] = {core: [] for core in stepped}
         for t, keep_t in enumerate(keep.unbind(0) if stepped else ()):
             step_signals = {name: values[t] for name, values in sequence_steps.items()}

@@ -76,7 +76,7 @@ class ValueCountCore(CounterCore):
         return self._read(read_logits, counts), (counts,)
 
     @run_in_float32
-    def unroll(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
+    def unroll_prepared(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
         """`step` over all T steps at once: the counts are sums of the events since each start."""
         event_logits, read_logits = prepared.split(self.state_size, dim=-1)
         counts = sum_since_reset(straight_through_one_hot(event_logits), keep, state[0])
@@ -125,7 +125,7 @@ class FeatureCountsCore(CounterCore):
         return counts, (counts,)
 
     @run_in_float32
-    def unroll(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
+    def unroll_prepared(self, prepared: Tensor, state: State, keep: Tensor) -> StepResult:
         """`step` over all T steps at once: the counts are sums of the increments since each start."""
         counts = sum_since_reset(prepared, keep, state[0])
         return counts, (counts[-1],)

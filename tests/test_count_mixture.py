@@ -62,7 +62,7 @@ def test_the_feature_counts_are_exact_per_feature_and_per_event_and_reset_where_
     keep = torch.ones(steps, batch, 1)
     keep[300, 1] = 0.0
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        counts, (final,) = core.unroll(core.prepare({"encoder": features}), core.initial_state(batch), keep)
+        counts, (final,) = core.unroll({"encoder": features}, core.initial_state(batch), keep)
     expected = features.cumsum(0)
     expected[300:, 1] -= expected[299, 1]
     assert counts.dtype == torch.float32 and torch.equal(counts[..., :4], expected)

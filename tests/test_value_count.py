@@ -63,8 +63,7 @@ def test_the_counts_stay_exact_integers_over_1000_steps_and_past_bfloat16s_256()
         core.event_gate.linear.bias[0] = 3.0  # most steps count in slot 0: counts far beyond 256
         expected_events = torch.nn.functional.one_hot(core.event_gate.pre_activation(features).argmax(-1), 4)
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            prepared = core.prepare({"encoder": features})
-            output, (final,) = core.unroll(prepared, core.initial_state(batch), keep)
+            output, (final,) = core.unroll({"encoder": features}, core.initial_state(batch), keep)
     counts = output[..., 1:]
     assert counts.dtype == torch.float32
     assert torch.equal(counts, counts.round())
@@ -76,9 +75,9 @@ def test_the_counts_stay_exact_integers_over_1000_steps_and_past_bfloat16s_256()
     # Step by step, in chunks of any length, from the carried state: the same counts.
     state, stepped = core.initial_state(batch), []
     with torch.no_grad():
-        for chunk in range(0, steps, 250):
-            prepared = core.prepare({"encoder": features[chunk : chunk + 250]})
-            chunk_output, state = core.unroll(prepared, state, keep[chunk : chunk + 250])
+        for start in range(0, steps, 250):
+            chunk = slice(start, start + 250)
+            chunk_output, state = core.unroll({"encoder": features[chunk]}, state, keep[chunk])
             stepped.append(chunk_output)
     assert torch.equal(torch.cat(stepped), output) and torch.equal(state[0], final)
 
