@@ -14,6 +14,7 @@ Each is `learned-count` (its training defaults too) with one change:
 - learned-count-nlatch0: the phase bits start as latches (each holds its value: self weight 2, bias
   -1; 4 bits), the gates read the encoder's features layer-normalised (a cue then moves a
   pre-activation by about one), the events start off.
+And one design of several changes: count-beside-memory (below).
 """
 
 from __future__ import annotations
@@ -84,3 +85,13 @@ _VARIANTS = (
 )
 for _name, _wiring, _summary in _VARIANTS:
     register_agent(_name, _wiring, _summary, training_defaults=LEARNED_COUNT_TRAINING)
+
+# Not one change but a design: the policy reads the LSTM beside the count, so that it can learn the
+# training range as `lstm` does while the events (reading the LSTM) learn what to count; the entropy
+# bonus stays at its start (as `lstm`'s), so the policy keeps pressing while the gates still move.
+register_agent(
+    "count-beside-memory",
+    replace(LEARNED_COUNT, counter_inputs=_READS_MEMORY, actor_inputs=("memory", "count")),
+    "learned-count-memory whose actor also reads the LSTM's h_t; a constant entropy bonus.",
+    training_defaults={**LEARNED_COUNT_TRAINING, "entropy_coef_final": None},
+)
