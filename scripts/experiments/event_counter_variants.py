@@ -86,6 +86,15 @@ _VARIANTS = (
 for _name, _wiring, _summary in _VARIANTS:
     register_agent(_name, _wiring, _summary, training_defaults=LEARNED_COUNT_TRAINING)
 
+# learned-count-memory with one change: the entropy bonus stays at its start instead of falling to 0,
+# so that the policy keeps pressing while its gates still move (it stopped pressing at about 1.2M).
+register_agent(
+    "learned-count-memory-open",
+    replace(LEARNED_COUNT, counter_inputs=_READS_MEMORY),
+    "learned-count-memory with a constant entropy bonus.",
+    training_defaults={**LEARNED_COUNT_TRAINING, "entropy_coef_final": None},
+)
+
 # Not one change but a design: the policy reads the LSTM beside the count, so that it can learn the
 # training range as `lstm` does while the events (reading the LSTM) learn what to count; the entropy
 # bonus stays at its start (as `lstm`'s), so the policy keeps pressing while the gates still move.
