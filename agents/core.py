@@ -79,19 +79,32 @@ class Core(nn.Module):
         raise NotImplementedError
 
     def unroll(self, sequence: dict[str, Tensor], state: State, keep: Tensor) -> StepResult:
-        """All T steps of a core that reads nothing at step time (no `stepwise_inputs`) and that no
-        other core reads: the sequence signals [T, B, ...], the state and keep [T, B, 1] -> (outputs
-        [T, B, ...], the state after the last step). Prepares and steps one step at a time; a core
-        whose steps can be computed together overrides it, or `unroll_prepared`."""
-        return self.unroll_prepared(self.prepare(sequence), state, keep)
+        """All T steps of a core that reads no other core and that no other core reads: the sequence
+        signals [T, B, ...], the state and keep [T, B, 1] -> (outputs [T, B, ...], the state after the
+        last step). Prepares, then steps one step at a time (`step` given the sequence's values of
+        `stepwise_inputs`); a core whose steps can be computed together overrides it, or
+        `unroll_prepared`."""
+        prepared = self.prepare(sequence)
+        if not self.stepwise_inputs:
+            return self.unroll_prepared(prepared, state, keep)
+        read_at_step_time = {name: sequence[name] for name in self.stepwise_inputs}
+        return self._step_through(prepared, read_at_step_time, state, keep)
 
     def unroll_prepared(
         self, prepared: Sequence[Tensor] | Tensor | None, state: State, keep: Tensor
     ) -> StepResult:
-        """`unroll` from `prepare`'s output: steps one step at a time unless a core overrides it."""
+        """`unroll` of a core that reads nothing at step time, from `prepare`'s output: steps one step at
+        a time unless a core overrides it."""
+        return self._step_through(prepared, {}, state, keep)
+
+    def _step_through(
+        self, prepared: Sequence[Tensor] | Tensor | None, sequence: Signals, state: State, keep: Tensor
+    ) -> StepResult:
+        """`step` over T steps: `prepare`'s output, the [T, B, ...] signals it reads at step time."""
         outputs = []
         for t, keep_step in enumerate(keep.unbind(0)):
-            output, state = self.step(None if prepared is None else prepared[t], {}, state, keep_step)
+            signals = {name: values[t] for name, values in sequence.items()}
+            output, state = self.step(None if prepared is None else prepared[t], signals, state, keep_step)
             outputs.append(output)
         return torch.stack(outputs), state
 

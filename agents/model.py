@@ -147,14 +147,15 @@ class ActorCritic(nn.Module):
             raise ValueError(f"the cores' state names must be distinct, got {self.state_names}")
         # A core that reads another core's signal steps after it.
         self.step_order = tuple(sorted(cores, key=lambda core: bool(core.reads_cores)))
-        # A core that reads nothing at step time and that no other core reads runs its T steps alone
+        # A core that reads no other core and that no other core reads runs its T steps alone
         # (`Core.unroll`), which a core may compute other than step by step.
         read_by_cores = {name for core in cores for name in core.reads_cores}
         self.unrolled_alone = tuple(
-            core for core in cores if not core.stepwise_inputs and core.signal not in read_by_cores
+            core for core in cores if not core.reads_cores and core.signal not in read_by_cores
         )
+        stepped = [core for core in cores if core not in self.unrolled_alone]
         self._stepwise_sequence_signals = tuple(
-            {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
+            {name: None for core in stepped for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
         )
 
         actor_width = sum(widths[name] for name in wiring.actor_inputs)

@@ -71,17 +71,7 @@ class SeparateCritic(nn.Module):
         bias = keep.new_ones(*keep.shape[:2], 1)
         signals = {"encoder": features, "stimulus": stimulus, "bias": bias}
         sequence = {name: signals[name] for name in SEQUENCE_SIGNALS}
-        if self.core.stepwise_inputs:
-            prepared = self.core.prepare(sequence)
-            outputs = []
-            for t, keep_t in enumerate(keep.unbind(0)):
-                step_signals = {name: signals[name][t] for name in self.core.stepwise_inputs}
-                step_prepared = None if prepared is None else prepared[t]
-                output, state = self.core.step(step_prepared, step_signals, state, keep_t)
-                outputs.append(output)
-            signals[MEMORY_SIGNAL] = torch.stack(outputs)
-        else:
-            signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
+        signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
         value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
         return value, state
 

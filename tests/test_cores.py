@@ -235,3 +235,28 @@ def test_the_gru_core_computes_torchs_gru_cell_with_its_weights() -> None:
                 x = torch.cat([step_signals(core, sequence, t)[name] for name in inputs], -1)
                 h = core.gru_cell(x, h * keeps[t])
                 torch.testing.assert_close(outputs[t], h, rtol=1e-5, atol=1e-6)
+
+
+class _ReadsAtStepTime(Core):
+    """A core that reads its input in `step` (the default `stepwise_inputs`): m_t = m_{t-1} / 2 + x_t."""
+
+    def __init__(self) -> None:
+        super().__init__(("encoder",), ("halving",), WIDTHS["encoder"])
+
+    def step(self, prepared, signals, state, keep):
+        halved = state[0] * keep / 2 + signals["encoder"]
+        return halved, (halved,)
+
+
+def test_a_core_that_reads_its_input_at_step_time_unrolls_as_it_steps() -> None:
+    core, sequence = _ReadsAtStepTime(), sequence_signals()
+    keep = torch.ones(STEPS, BATCH, 1)
+    keep[2, 1] = 0
+    state = random_state(core)
+    outputs, (final,) = core.unroll(sequence, state, keep)
+    stepped = state
+    for t in range(STEPS):
+        output, stepped = core.step(None, {"encoder": sequence["encoder"][t]}, stepped, keep[t])
+        torch.testing.assert_close(outputs[t], output, rtol=0, atol=0)
+    torch.testing.assert_close(final, stepped[0], rtol=0, atol=0)
+    assert not torch.equal(outputs[-1], sequence["encoder"][-1])  # the state was carried
