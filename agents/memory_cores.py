@@ -14,7 +14,6 @@ import torch
 from torch import Tensor, nn
 
 from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core, Signals, State, StepResult, input_width
-from nalu_rl.agents.fused_lstm import final_cell, fused_lstm_outputs
 from nalu_rl.agents.wiring import COUNT_SIGNAL, MEMORY_SIGNAL, Wiring
 
 
@@ -69,21 +68,6 @@ class LSTMCore(Core):
         c = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
         h = torch.sigmoid(output_gate) * torch.tanh(c)
         return h, (h, c)
-
-    def unroll(self, sequence: dict[str, Tensor], state: State, keep: Tensor) -> StepResult:
-        """All T steps in torch's fused LSTM kernel, episode starts included (`nalu_rl.agents.fused_lstm`):
-        the same outputs and gradients as `step`'s, in fewer operations. One step, as an actor takes
-        it, goes through `step`."""
-        if keep.shape[0] == 1 or self.lstm_input is None:
-            return super().unroll(sequence, state, keep)
-        inputs = torch.cat([sequence[name] for name in self.sequence_inputs], -1)
-        hidden = self.lstm_hidden
-        outputs = fused_lstm_outputs(
-            inputs, state, keep, self.lstm_input.weight, self.lstm_input.bias, hidden.weight, hidden.bias
-        ).to(state[0].dtype)
-        h_before = torch.cat([state[0].unsqueeze(0), outputs[:-1]]) * keep
-        c = final_cell(self.lstm_input(inputs), hidden(h_before), state[1], keep)
-        return outputs, (outputs[-1], c)
 
 
 class GRUCore(Core):
