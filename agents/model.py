@@ -153,9 +153,8 @@ class ActorCritic(nn.Module):
         self.unrolled_alone = tuple(
             core for core in cores if not core.reads_cores and core.signal not in read_by_cores
         )
-        stepped = [core for core in cores if core not in self.unrolled_alone]
         self._stepwise_sequence_signals = tuple(
-            {name: None for core in stepped for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
+            {name: None for core in cores for name in core.stepwise_inputs if name in SEQUENCE_SIGNALS}
         )
 
         actor_width = sum(widths[name] for name in wiring.actor_inputs)

@@ -86,13 +86,16 @@ _VARIANTS = (
 for _name, _wiring, _summary in _VARIANTS:
     register_agent(_name, _wiring, _summary, training_defaults=LEARNED_COUNT_TRAINING)
 
+# learned-count's training options with the entropy bonus kept at its start (not falling to 0).
+_OPEN_TRAINING = {**LEARNED_COUNT_TRAINING, "entropy_coef_final": None}
+
 # learned-count-memory with one change: the entropy bonus stays at its start instead of falling to 0,
 # so that the policy keeps pressing while its gates still move (it stopped pressing at about 1.2M).
 register_agent(
     "learned-count-memory-open",
     replace(LEARNED_COUNT, counter_inputs=_READS_MEMORY),
     "learned-count-memory with a constant entropy bonus.",
-    training_defaults={**LEARNED_COUNT_TRAINING, "entropy_coef_final": None},
+    training_defaults=_OPEN_TRAINING,
 )
 
 # Not one change but a design: the policy reads the LSTM beside the count, so that it can learn the
@@ -102,5 +105,5 @@ register_agent(
     "count-beside-memory",
     replace(LEARNED_COUNT, counter_inputs=_READS_MEMORY, actor_inputs=("memory", "count")),
     "learned-count-memory whose actor also reads the LSTM's h_t; a constant entropy bonus.",
-    training_defaults={**LEARNED_COUNT_TRAINING, "entropy_coef_final": None},
+    training_defaults=_OPEN_TRAINING,
 )
