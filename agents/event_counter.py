@@ -166,7 +166,7 @@ class EventCounterCore(CounterCore):
             ).split([self.PHASE_BITS, self.EVENTS], dim=-1)
             phase_from_x = phase_from_x + phase_from_memory
             event_from_x = event_from_x + event_from_memory
-        phase = self.phase_gate.events(phase_from_x + phase @ self._weights.phase_to_phase)
+        phase = self.next_phase(phase_from_x, phase)
         events = self.event_gate.events(event_from_x + phase @ self._weights.phase_to_events)
         count = count + self._increment(from_stimulus, events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
@@ -180,14 +180,18 @@ class EventCounterCore(CounterCore):
             return super().unroll_prepared(prepared, state, keep)
         from_stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
         phase, phases = state[2], []
-        phase_to_phase = self._weights.phase_to_phase
         for t, keep_step in enumerate(keep.unbind(0)):
-            phase = self.phase_gate.events(phase_from_x[t] + (phase * keep_step) @ phase_to_phase)
+            phase = self.next_phase(phase_from_x[t], phase * keep_step)
             phases.append(phase)
         phases = torch.stack(phases)
         events = self.event_gate.events(event_from_x + phases @ self._weights.phase_to_events)
         counts = sum_since_reset(self._increment(from_stimulus, events), keep, state[0])
         return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
+
+    def next_phase(self, phase_from_x: Tensor, phase: Tensor) -> Tensor:
+        """p_t from the phase gate's pre-activation from x_t (and the memory) and p_{t-1} (zero where
+        an episode starts): step(W_p [x_t, p_{t-1}] + b_p)."""
+        return self.phase_gate.events(phase_from_x + phase @ self._weights.phase_to_phase)
 
     def _split_prepared(self, prepared: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """`prepare`'s output -> (the stimulus's part of the increment, or the raw stimulus where

@@ -37,6 +37,7 @@ from torch import Tensor, nn
 from nalu_rl.agents.core import SEQUENCE_SIGNALS, Core
 from nalu_rl.agents.count_action import CountAsAction
 from nalu_rl.agents.count_mixture import CountMixture
+from nalu_rl.agents.count_student import CountStudent
 from nalu_rl.agents.distributions import ActionSizes, logits_width
 from nalu_rl.agents.encoders import STIMULUS_KEY, MultiKeyEncoder, build_encoder, resolve_encoder_name
 from nalu_rl.agents.observations import leaf_transform, observation_dict_space
@@ -166,6 +167,12 @@ class ActorCritic(nn.Module):
             if wiring.count_mixture
             else None
         )
+        self.student = None
+        if wiring.teacher_inputs:
+            teacher_width = sum(widths[name] for name in wiring.teacher_inputs)
+            teacher = _head(teacher_width, logits_width(num_actions), wiring.teacher_hidden, 0.01)
+            self.student = CountStudent(teacher, num_actions)
+        self._imitated: tuple[Tensor, Tensor] | None = None
         if wiring.critic_separate:
             self.critic = _separate_critic(wiring, encoder_names, encoded_spaces, widths)
             self.state_names += self.critic.state_names
@@ -223,22 +230,45 @@ class ActorCritic(nn.Module):
         if self.wiring.actor_count_clip > 0 and "count" in self.wiring.actor_inputs:
             clip = self.wiring.actor_count_clip
             actor_signals = {**signals, "count": signals["count"].clamp(-clip, clip)}
+        if self.student is not None:
+            # The student side learns from its own losses alone: what it reads of the features the
+            # teacher and the critic share (all but its count) comes with the gradient stopped.
+            actor_signals = {
+                name: value if name == COUNT_SIGNAL else value.detach()
+                for name, value in actor_signals.items()
+            }
         logits = self.actor(torch.cat([actor_signals[name] for name in self.wiring.actor_inputs], -1))
         if self.count_as_action is not None:
             logits = logits + self.count_as_action(actor_signals[COUNT_SIGNAL][..., :1])
         if self.count_mixture is not None:
             query = torch.cat([signals[name] for name in self.query_inputs], -1)
             logits = self.count_mixture(query, signals[COUNT_SIGNAL], logits)
+        if self.student is not None:
+            teacher_input = torch.cat([signals[name] for name in self.wiring.teacher_inputs], -1)
+            teacher_logits = self.student.teacher(teacher_input)
+            self._imitated = (logits, teacher_logits) if torch.is_grad_enabled() else None
+            logits = self.student(logits, teacher_logits)
         if isinstance(self.critic, SeparateCritic):
             keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
             critic_state = state[len(next_state) :]
-            value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state)
+            memory = signals.get(MEMORY_SIGNAL)
+            value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state, memory)
             return logits, value, next_state + tuple(critic_state)
         critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
         if self.wiring.critic_detached:
             critic_input = critic_input.detach()
         value = self.critic(critic_input).squeeze(-1)
         return logits, value, next_state
+
+    def auxiliary_loss(self, mask: Tensor) -> Tensor:
+        """The loss besides the actor-critic's of the last forward pass run with gradients, over its
+        first steps that `mask` [T, B] covers (1: counted): the actor head's imitation of the teacher
+        (`nalu_rl.agents.count_student`); a zero scalar for a model without one."""
+        if self._imitated is None:
+            return mask.new_zeros((), dtype=torch.float32)
+        student_logits, teacher_logits = (logits[: mask.shape[0]] for logits in self._imitated)
+        self._imitated = None
+        return self.student.imitation_loss(student_logits, teacher_logits, mask)
 
     def _run_cores(
         self, signals: dict[str, Tensor], episode_start: Tensor, state: tuple[Tensor, ...]
@@ -305,14 +335,19 @@ def _separate_critic(
     encoded_spaces: Mapping[str, gymnasium.spaces.Space],
     widths: Mapping[str, int],
 ) -> SeparateCritic:
-    """The critic of a wiring's `critic_separate`: an encoder and a memory core of the actor's kinds,
-    with weights of their own, and a head on the critic's inputs among them and the stimulus."""
+    """The critic of a wiring's `critic_separate`: an encoder and (with `critic_own_memory`) a memory
+    core of the actor's kinds, with weights of their own, and a head on the critic's inputs among them,
+    the stimulus and (without a core of its own) the actor's memory."""
     encoder, encoder_width = _observation_encoder(encoder_names, encoded_spaces, wiring.feature_size)
     feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
     own_widths = {**widths, "encoder": encoder_width}
-    core_inputs = tuple(name for name in wiring.memory_inputs if name in SEQUENCE_SIGNALS)
-    core = _build_core(MEMORY_SIGNAL, wiring.memory_core, core_inputs, own_widths, wiring.memory_size, wiring)
-    own_widths[MEMORY_SIGNAL] = core.output_size
+    core = None
+    if wiring.critic_own_memory:
+        core_inputs = tuple(name for name in wiring.memory_inputs if name in SEQUENCE_SIGNALS)
+        core = _build_core(
+            MEMORY_SIGNAL, wiring.memory_core, core_inputs, own_widths, wiring.memory_size, wiring
+        )
+        own_widths[MEMORY_SIGNAL] = core.output_size
     head = _head(sum(own_widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
     return SeparateCritic(encoder, feature_norm, core, head, wiring.critic_inputs)
 

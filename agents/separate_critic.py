@@ -5,7 +5,10 @@ With a wiring's `critic_separate` the value is computed apart from everything th
   h'_t = core'(f'_t, s_t; state'_{t-1})   the memory slot's core (kind and size), its own weights
   value_t = head(concat of the critic's inputs among f'_t, s_t, h'_t)
 (sb3-contrib's RecurrentPPO builds its critic this way by default). The value loss then trains these
-parts alone: it can shape the critic's features as it likes without moving the actor's.
+parts alone: it can shape the critic's features as it likes without moving the actor's. Without a
+core of its own (a wiring's `critic_own_memory` off), h'_t is the actor's memory h_t with its
+gradient stopped: the critic reads what the actor remembers but cannot change it, and the learner
+steps one memory core instead of two.
 """
 
 from __future__ import annotations
@@ -24,22 +27,23 @@ STATE_PREFIX = "critic_"
 
 class SeparateCritic(nn.Module):
     """The critic's own encoder (any module from the transformed observation to [T, B, F]), layer
-    norm (or None), memory core and head; `inputs` are the critic's inputs (among "encoder",
-    "stimulus", "memory"), concatenated in that order for the head.
+    norm (or None), memory core (or None: it reads the actor's) and head; `inputs` are the critic's
+    inputs (among "encoder", "stimulus", "memory"), concatenated in that order for the head.
 
-    forward(observation, stimulus, keep, state) -> (value [T, B], the core's state after the last step).
+    forward(observation, stimulus, keep, state, memory) -> (value [T, B], the core's state after the
+    last step); `memory` [T, B, H] is the actor's memory, read (detached) when there is no core.
     """
 
     def __init__(
         self,
         encoder: nn.Module,
         feature_norm: nn.Module | None,
-        core: Core,
+        core: Core | None,
         head: nn.Module,
         inputs: tuple[str, ...],
     ) -> None:
         super().__init__()
-        if core.reads_cores:
+        if core is not None and core.reads_cores:
             raise ValueError(f"the critic's own core reads only the observation, not {core.reads_cores}")
         self.encoder = encoder
         self.feature_norm = feature_norm
@@ -49,12 +53,12 @@ class SeparateCritic(nn.Module):
 
     @property
     def state_names(self) -> tuple[str, ...]:
-        """The core's state names, prefixed with "critic_"."""
-        return tuple(STATE_PREFIX + name for name in self.core.state_names)
+        """The core's state names, prefixed with "critic_" (none without a core)."""
+        return () if self.core is None else tuple(STATE_PREFIX + name for name in self.core.state_names)
 
     def initial_state(self, batch_size: int, device) -> tuple[Tensor, ...]:
-        """The core's zero state for `batch_size` episodes."""
-        return self.core.initial_state(batch_size, device)
+        """The core's zero state for `batch_size` episodes (empty without a core)."""
+        return () if self.core is None else self.core.initial_state(batch_size, device)
 
     def forward(
         self,
@@ -62,16 +66,22 @@ class SeparateCritic(nn.Module):
         stimulus: Tensor,
         keep: Tensor,
         state: tuple[Tensor, ...],
+        memory: Tensor | None = None,
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """The value [T, B] of T steps: the observation as the encoder takes it, the stimulus
-        [T, B, S], keep [T, B, 1] (0 where an episode starts) and the core's state."""
+        [T, B, S], keep [T, B, 1] (0 where an episode starts), the core's state and the actor's memory
+        (read without a core of its own)."""
         features = self.encoder(observation)
         if self.feature_norm is not None:
             features = self.feature_norm(features)
         bias = keep.new_ones(*keep.shape[:2], 1)
         signals = {"encoder": features, "stimulus": stimulus, "bias": bias}
-        sequence = {name: signals[name] for name in SEQUENCE_SIGNALS}
-        signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
+        if self.core is None:
+            if memory is not None:
+                signals[MEMORY_SIGNAL] = memory.detach()
+        else:
+            sequence = {name: signals[name] for name in SEQUENCE_SIGNALS}
+            signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
         value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
         return value, state
 

@@ -58,6 +58,12 @@ class Wiring:
         and sizes (the core reads the memory core's inputs from the observation), and its head reads
         `critic_inputs` among them: the value loss shapes the critic's own features and never the
         actor's (`nalu_rl.agents.separate_critic`).
+    critic_own_memory: with `critic_separate`, whether the critic's memory core is its own (True) or
+        the actor's, read with its gradient stopped (False: one memory core to step, not two).
+    teacher_inputs: empty (off), or the inputs of a second policy head, the teacher: the actor head
+        learns to imitate it at every step, and the policy hands over from the teacher to the actor
+        head (`nalu_rl.agents.count_student`).
+    teacher_hidden: 0 for a linear teacher head (as `lstm`'s actor), else the width of its hidden layer.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -79,6 +85,9 @@ class Wiring:
     critic_separate: bool = False
     memory_core: str = "lstm"
     encoder: str = "auto"
+    teacher_inputs: tuple[str, ...] = ()
+    teacher_hidden: int = 0
+    critic_own_memory: bool = True
 
     @property
     def has_memory(self) -> bool:
@@ -87,9 +96,10 @@ class Wiring:
 
     @property
     def policy_reads_memory(self) -> bool:
-        """Whether the actor head depends on the memory core, directly or through a counter that reads it."""
-        through_count = COUNT_SIGNAL in self.actor_inputs and MEMORY_SIGNAL in self.counter_inputs
-        return MEMORY_SIGNAL in self.actor_inputs or through_count
+        """Whether the policy (actor head or teacher) reads the memory core, directly or through the count."""
+        heads = (*self.actor_inputs, *self.teacher_inputs)
+        through_count = COUNT_SIGNAL in heads and MEMORY_SIGNAL in self.counter_inputs
+        return MEMORY_SIGNAL in heads or through_count
 
     @property
     def takes_separate_critic(self) -> bool:
@@ -109,6 +119,7 @@ class Wiring:
             "counter_inputs": (self.counter_inputs, COUNTER_INPUTS),
             "actor_inputs": (self.actor_inputs, HEAD_INPUTS),
             "critic_inputs": (self.critic_inputs, HEAD_INPUTS),
+            "teacher_inputs": (self.teacher_inputs, HEAD_INPUTS),
         }
         for field_name, (names, allowed) in groups.items():
             unknown = [name for name in names if name not in allowed]
@@ -122,7 +133,7 @@ class Wiring:
             raise ValueError("counter_inputs must be given exactly when there is a counter")
         if not self.actor_inputs or not self.critic_inputs:
             raise ValueError("actor_inputs and critic_inputs must not be empty")
-        uses = set(self.memory_inputs) | set(self.actor_inputs) | set(self.critic_inputs)
+        uses = {*self.memory_inputs, *self.actor_inputs, *self.critic_inputs, *self.teacher_inputs}
         if COUNT_SIGNAL in uses and self.counter is None:
             raise ValueError("'count' is read but the wiring has no counter")
         uses |= set(self.counter_inputs)
@@ -130,7 +141,7 @@ class Wiring:
             raise ValueError("'memory' is read but the wiring has no memory core")
         if COUNT_SIGNAL in self.memory_inputs and MEMORY_SIGNAL in self.counter_inputs:
             raise ValueError("the memory core and the counter cannot read each other at the same step")
-        for name in ("actor_hidden", "critic_hidden"):
+        for name in ("actor_hidden", "critic_hidden", "teacher_hidden"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not self.actor_count_clip >= 0:  # also rejects NaN
@@ -143,6 +154,8 @@ class Wiring:
             raise ValueError("count_mixture and count_as_action are two readings of the count: choose one")
         if self.count_mixture and (self.counter is None or not set(self.actor_inputs) - {COUNT_SIGNAL}):
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
+        if self.teacher_inputs and (self.count_mixture or self.count_as_action):
+            raise ValueError("teacher_inputs teaches the actor head: not with a count read as an action")
         if self.critic_separate and not self.takes_separate_critic:
             raise ValueError(
                 "critic_separate copies the memory core for the critic: it needs a memory core the policy"
@@ -176,7 +189,7 @@ class Wiring:
 # The memory slot's first names, after the paper's LSTM that filled it first; stored wirings may hold them.
 LEGACY_FIELD_NAMES = {"lstm_inputs": "memory_inputs", "lstm_size": "memory_size"}
 LEGACY_SIGNAL_NAMES = {"lstm": MEMORY_SIGNAL}
-SIGNAL_LIST_FIELDS = ("memory_inputs", "counter_inputs", "actor_inputs", "critic_inputs")
+SIGNAL_LIST_FIELDS = ("memory_inputs", "counter_inputs", "actor_inputs", "critic_inputs", "teacher_inputs")
 # The event counter's first registered name; the shipped learned-count checkpoints record it.
 LEGACY_CORE_NAMES = {"event-count": "event-counter"}
 

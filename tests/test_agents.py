@@ -287,3 +287,22 @@ def test_a_separate_critic_needs_a_memory_core_and_no_count() -> None:
     ):
         with pytest.raises(ValueError, match="critic_separate"):
             make_agent("lstm", space, 3, critic_separate=True, **options)
+
+
+def test_a_separate_critic_without_a_core_reads_the_actors_memory_without_moving_it() -> None:
+    torch.manual_seed(0)
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    model = make_agent(
+        "lstm", space, 3, critic_separate=True, critic_own_memory=False, critic_inputs=("encoder", "memory")
+    )
+    assert model.state_names == model.cores["memory"].state_names  # one LSTM to step, not two
+    obs = {"observation": torch.randn(6, 2, 4)}
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    _, value, state = model(obs, starts, model.initial_state(2))
+    assert len(state) == len(model.state_names)
+    value.sum().backward()
+    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    assert moved == {"critic"}
+    # The head reads the actor's h: its weights on it get a gradient.
+    head_weight = model.critic.head[-1].weight
+    assert head_weight.grad[:, -model.wiring.memory_size :].abs().sum() > 0

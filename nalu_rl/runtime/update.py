@@ -139,7 +139,8 @@ def compute_loss(
     regularizer_weight = regularizer_scale(
         steps, config.regularizer_start_steps, config.regularizer_end_steps, config.regularizer_weight
     )
-    total = terms.total + regularizer_weight * regularizer
+    auxiliary = model.auxiliary_loss(mask)
+    total = terms.total + regularizer_weight * regularizer + auxiliary
     extras = {
         "loss/total": float(total.detach()),
         "loss/policy": float(terms.policy.detach()),
@@ -147,6 +148,7 @@ def compute_loss(
         "loss/entropy": float(terms.entropy.detach()),
         "loss/regularizer": float(torch.as_tensor(regularizer).detach()),
         "loss/regularizer_weight": regularizer_weight,
+        "loss/auxiliary": float(auxiliary.detach()),
         "loss/entropy_coef": entropy_coef,
         "loss/policy_log_ratio": float(masked_mean(log_ratio.abs(), mask)),
         # The scale of the policy gradient's signal before any normalisation, and of the value's targets.

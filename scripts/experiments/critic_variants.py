@@ -13,6 +13,9 @@
 - lstm-critic-separate: `lstm` whose critic has an encoder and an LSTM of its own (a wiring's
   `critic_separate`, sb3-contrib RecurrentPPO's default): the value loss shapes features, but not
   the actor's.
+- lstm-critic-encoder: `lstm` whose critic has an encoder of its own and reads the actor's h_t with
+  its gradient stopped (a wiring's `critic_own_memory` off): the value loss shapes the critic's own
+  features of the observation, and the learner steps one LSTM, not two.
 """
 
 from __future__ import annotations
@@ -35,4 +38,9 @@ register_agent(
     "lstm-critic-separate",
     replace(LSTM, critic_separate=True),
     "lstm whose critic has an encoder and an LSTM of its own.",
+)
+register_agent(
+    "lstm-critic-encoder",
+    replace(LSTM, critic_separate=True, critic_own_memory=False, critic_inputs=("encoder", "memory")),
+    "lstm whose critic has an encoder of its own and reads the actor's h with the gradient stopped.",
 )

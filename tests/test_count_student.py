@@ -1,0 +1,94 @@
+"""The teacher head and its handover (`nalu_rl.agents.count_student`), alone and in a model."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional
+
+from nalu_rl.agents import make_agent
+from nalu_rl.agents.count_student import CountStudent
+
+
+def _logits() -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(4, 3, 5, generator=generator), torch.randn(4, 3, 5, generator=generator)
+
+
+def test_the_handover_mixes_the_two_policies_by_its_weight() -> None:
+    student, teacher = _logits()
+    mixing = CountStudent(torch.nn.Identity(), 5)
+    torch.testing.assert_close(mixing(student, teacher), teacher)
+    mixing.handover.fill_(1.0)
+    torch.testing.assert_close(mixing(student, teacher), student)
+    mixing.handover.fill_(0.25)
+    expected = 0.75 * torch.softmax(teacher, -1) + 0.25 * torch.softmax(student, -1)
+    torch.testing.assert_close(torch.softmax(mixing(student, teacher), -1), expected)
+
+
+def test_the_handover_mixes_each_component_of_multidiscrete_actions_apart() -> None:
+    student, teacher = _logits()
+    mixing = CountStudent(torch.nn.Identity(), [2, 3])
+    mixing.handover.fill_(0.5)
+    mixed = mixing(student, teacher)
+    for block in mixed.split([2, 3], -1):
+        torch.testing.assert_close(block.exp().sum(-1), torch.ones(4, 3))
+
+
+def test_the_imitation_loss_is_the_kl_to_the_teacher_and_moves_the_student_only() -> None:
+    student, teacher = _logits()
+    student.requires_grad_(True)
+    teacher.requires_grad_(True)
+    mixing = CountStudent(torch.nn.Identity(), 5)
+    mask = torch.ones(4, 3)
+    mask[0] = 0.0
+    loss = mixing.imitation_loss(student, teacher, mask)
+    teacher_probs = torch.softmax(teacher[1:], -1)
+    expected = (
+        (teacher_probs * (teacher_probs.log() - functional.log_softmax(student[1:], -1))).sum(-1).mean()
+    )
+    torch.testing.assert_close(loss, expected)
+    loss.backward()
+    assert teacher.grad is None
+    assert student.grad[1:].abs().sum() > 0 and student.grad[0].abs().sum() == 0
+    assert float(mixing.imitation_loss(teacher.detach(), teacher.detach(), mask)) == pytest.approx(
+        0.0, abs=1e-6
+    )
+
+
+def test_a_model_with_a_teacher_acts_with_it_and_teaches_the_actor_head_through_the_count() -> None:
+    torch.manual_seed(0)
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    model = make_agent("learned-count", space, 2, teacher_inputs=("memory",))
+    obs = {"observation": torch.randn(6, 2, 4)}
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    output = model.student.teacher[-1]
+    with torch.no_grad():
+        saved = output.weight.clone()
+        output.weight.zero_()
+        output.bias.copy_(torch.tensor([2.0, -1.0]))
+        logits, _, _ = model(obs, starts, model.initial_state(2))
+        # The teacher acts (handover 0): the policy's logits are its own.
+        torch.testing.assert_close(logits, torch.tensor([2.0, -1.0]).expand(6, 2, 2))
+        model.student.handover.fill_(1.0)
+        student_logits, _, _ = model(obs, starts, model.initial_state(2))
+        assert (student_logits - logits).abs().max() > 0.5
+        model.student.handover.fill_(0.0)
+        output.weight.copy_(saved)
+    assert float(model.auxiliary_loss(torch.ones(6, 2))) == 0.0  # no gradient pass, no loss
+    model(obs, starts, model.initial_state(2))
+    loss = model.auxiliary_loss(torch.ones(5, 2))
+    assert float(loss.detach()) > 0.0
+    loss.backward()
+    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    assert "actor" in moved and "cores" in moved  # the actor head, and through the count the counter
+    assert model.student.teacher[-1].weight.grad is None
+    assert float(model.auxiliary_loss(torch.ones(5, 2))) == 0.0  # taken once per gradient pass
+
+
+def test_a_teacher_cannot_teach_a_count_read_as_an_action() -> None:
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    with pytest.raises(ValueError, match="teacher_inputs"):
+        make_agent("learned-count", space, 2, teacher_inputs=("memory",), count_as_action=True)
