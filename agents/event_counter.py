@@ -167,7 +167,7 @@ class EventCounterCore(CounterCore):
             phase_from_x = phase_from_x + phase_from_memory
             event_from_x = event_from_x + event_from_memory
         phase = self.next_phase(phase_from_x, phase)
-        events = self.event_gate.events(event_from_x + phase @ self._weights.phase_to_events)
+        events = self.next_events(event_from_x, phase)
         count = count + self._increment(from_stimulus, events)
         return torch.cat([count, events, phase], -1), (count, events, phase)
 
@@ -184,7 +184,7 @@ class EventCounterCore(CounterCore):
             phase = self.next_phase(phase_from_x[t], phase * keep_step)
             phases.append(phase)
         phases = torch.stack(phases)
-        events = self.event_gate.events(event_from_x + phases @ self._weights.phase_to_events)
+        events = self.next_events(event_from_x, phases)
         counts = sum_since_reset(self._increment(from_stimulus, events), keep, state[0])
         return torch.cat([counts, events, phases], -1), (counts[-1], events[-1], phases[-1])
 
@@ -192,6 +192,11 @@ class EventCounterCore(CounterCore):
         """p_t from the phase gate's pre-activation from x_t (and the memory) and p_{t-1} (zero where
         an episode starts): step(W_p [x_t, p_{t-1}] + b_p)."""
         return self.phase_gate.events(phase_from_x + phase @ self._weights.phase_to_phase)
+
+    def next_events(self, event_from_x: Tensor, phase: Tensor) -> Tensor:
+        """e_t from the event gate's pre-activation from x_t (and the memory) and p_t: step(W_e [x_t,
+        p_t] + b_e) (for one step or all steps at once)."""
+        return self.event_gate.events(event_from_x + phase @ self._weights.phase_to_events)
 
     def _split_prepared(self, prepared: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """`prepare`'s output -> (the stimulus's part of the increment, or the raw stimulus where

@@ -235,12 +235,12 @@ def test_a_detached_critic_trains_its_head_alone(detached: bool) -> None:
     obs = {"observation": torch.randn(5, 2, 4)}
     logits, value, _ = model(obs, torch.zeros(5, 2, dtype=torch.bool), model.initial_state(2))
     value.sum().backward()
-    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    moved = parts_with_gradients(model)
     assert moved == ({"critic"} if detached else {"critic", "encoder", "cores"})
     model.zero_grad(set_to_none=True)
     logits, value, _ = model(obs, torch.zeros(5, 2, dtype=torch.bool), model.initial_state(2))
     logits.sum().backward()  # the policy still trains the encoder and the LSTM
-    assert {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None} == {
+    assert parts_with_gradients(model) == {
         "actor",
         "encoder",
         "cores",
@@ -259,13 +259,13 @@ def test_a_separate_critic_has_weights_and_state_of_its_own(memory_core: str) ->
     logits, value, state = model(obs, starts, model.initial_state(2))
     assert len(state) == len(model.state_names)
     value.sum().backward()
-    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    moved = parts_with_gradients(model)
     assert moved == {"critic"}
     assert all(weight.grad.abs().sum() > 0 for weight in model.critic.encoder.parameters())
     model.zero_grad(set_to_none=True)
     logits, value, _ = model(obs, starts, model.initial_state(2))
     logits.sum().backward()
-    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    moved = parts_with_gradients(model)
     assert moved == {"actor", "encoder", "cores"}
     # Stepping one step at a time carries the critic's state as the whole sequence does.
     with torch.no_grad():
@@ -301,8 +301,13 @@ def test_a_separate_critic_without_a_core_reads_the_actors_memory_without_moving
     _, value, state = model(obs, starts, model.initial_state(2))
     assert len(state) == len(model.state_names)
     value.sum().backward()
-    moved = {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+    moved = parts_with_gradients(model)
     assert moved == {"critic"}
     # The head reads the actor's h: its weights on it get a gradient.
     head_weight = model.critic.head[-1].weight
     assert head_weight.grad[:, -model.wiring.memory_size :].abs().sum() > 0
+
+
+def parts_with_gradients(model: torch.nn.Module) -> set[str]:
+    """The model's top-level parts (actor, critic, encoder, cores, ...) whose parameters got a gradient."""
+    return {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}

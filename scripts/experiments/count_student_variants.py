@@ -22,6 +22,20 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   step where its gate (on the layer-normalised encoder features; starting off, bias -1) fires,
   p_t = p_{t-1} XOR c_t, so the gates learn which frames mark a new phase and the phase holds
   between them by construction.
+- count-student-toggle-direct: count-student-toggle whose events start as copies of the phase bits
+  (event gates reading the phase alone: weight 2, bias -1), so that the count reads the phase from
+  the start and the imitation loss reaches the toggles' gates through it at every step.
+- count-student-toggle-identity: count-student-toggle-direct whose toggles pass the gradient through
+  unchanged (not the sigmoid's, which vanished at the pre-activations of -5 to -8 the gates had
+  reached) and stay out of the gates' margin regulariser.
+- count-student-toggle-free: count-student-toggle-identity trained without the units' regulariser
+  (`--regularizer-weight 0`): its gate opens at a training success of 0.25, the teacher's, and
+  pulled the count's weights, still small, to 0 before the student could use them.
+- count-student-phase-count: count-student-toggle-free whose events are the phase bits themselves
+  (no event gates between them and the count): the count is m_t = m_{t-1} + snap(U([p_t, 1 - p_t])).
+- count-student-change: count-student-phase-count whose toggles read the change of the observation,
+  c_t = step(W_p (x_t - x_{t-1}) + b_p), x_{t-1} kept in the state: a stretch of equal frames cannot
+  toggle, whatever the weights.
 """
 
 from __future__ import annotations
@@ -74,7 +88,72 @@ class ToggledPhaseEventCounterCore(EventCounterCore):
         return phase + cue - 2.0 * phase * cue
 
 
+class PhaseEventsToggleCounterCore(ToggledPhaseEventCounterCore):
+    """The toggled-phase event counter whose events start as copies of the phase bits."""
+
+    def __init__(self, inputs, input_widths, size, wiring) -> None:
+        super().__init__(inputs, input_widths, size, wiring)
+        width = self.gate_input_width
+        with torch.no_grad():
+            self.event_gate.linear.weight.zero_()
+            self.event_gate.linear.weight[:, width:] = 2.0 * torch.eye(self.PHASE_BITS)
+            self.event_gate.linear.bias.fill_(-1.0)
+
+
+class IdentityToggleCounterCore(PhaseEventsToggleCounterCore):
+    """The toggles fire at step(z) and pass the loss's gradient to z unchanged; no margin regulariser."""
+
+    def next_phase(self, phase_from_x, phase):
+        cue = (phase_from_x > 0).to(phase_from_x.dtype) + phase_from_x - phase_from_x.detach()
+        return phase + cue - 2.0 * phase * cue
+
+
+class PhaseCountCore(IdentityToggleCounterCore):
+    """The identity toggles, and the phase bits themselves as the events the count adds."""
+
+    def next_events(self, event_from_x, phase):
+        return phase
+
+
+class ChangeToggleCore(PhaseCountCore):
+    """The phase-count core whose toggles read the change of the gates' input since the last step (no
+    change at an episode's first step); W_p x_{t-1} is kept in the state ("event_previous")."""
+
+    def __init__(self, inputs, input_widths, size, wiring) -> None:
+        super().__init__(inputs, input_widths, size, wiring)
+        self.state_names = (*self.state_names, "event_previous")
+
+    def initial_state(self, batch_size, device=None):
+        previous = torch.zeros(batch_size, self.PHASE_BITS, device=device)
+        return (*super().initial_state(batch_size, device), previous)
+
+    def _with_changes(self, prepared, previous, keep):
+        """`prepared` [T, B, ...] with the toggles' pre-activations W_p (x_t - x_{t-1}) + b_p, and W_p x_T."""
+        stimulus, phase_from_x, event_from_x = self._split_prepared(prepared)
+        bias = self.phase_gate.linear.bias
+        seen = phase_from_x - bias
+        before = torch.where(keep > 0, torch.cat([previous.unsqueeze(0), seen[:-1]]), seen)
+        return torch.cat([stimulus, seen - before + bias, event_from_x], -1), seen[-1]
+
+    def step(self, prepared, signals, state, keep):
+        changed, previous = self._with_changes(prepared.unsqueeze(0), state[3], keep.unsqueeze(0))
+        output, inner = EventCounterCore.step(self, changed[0], signals, state[:3], keep)
+        return output, (*inner, previous)
+
+    def unroll_prepared(self, prepared, state, keep):
+        changed, previous = self._with_changes(prepared, state[3], keep)
+        if keep.shape[0] == 1:
+            output, inner = EventCounterCore.step(self, changed[0], {}, state[:3], keep[0])
+            return output.unsqueeze(0), (*inner, previous)
+        output, inner = EventCounterCore.unroll_prepared(self, changed, state[:3], keep)
+        return output, (*inner, previous)
+
+
 register_core("event-counter-detached-memory", DetachedMemoryEventCounterCore)
+register_core("event-counter-change", ChangeToggleCore)
+register_core("event-counter-phase-count", PhaseCountCore)
+register_core("event-counter-toggle-identity", IdentityToggleCounterCore)
+register_core("event-counter-toggle-direct", PhaseEventsToggleCounterCore)
 register_core("event-counter-toggle", ToggledPhaseEventCounterCore)
 register_core("event-counter-detached", DetachedEventCounterCore)
 
@@ -83,45 +162,77 @@ _OPEN_TRAINING = {**LEARNED_COUNT_TRAINING, "entropy_coef_final": None}
 
 COUNT_STUDENT = replace(LEARNED_COUNT, teacher_inputs=("memory",), teacher_hidden=128)
 _READS_MEMORY = ("encoder", "stimulus", "memory")
+# The variants with a linear teacher and a counter that reads the observation alone.
+_LINEAR = replace(COUNT_STUDENT, teacher_hidden=0)
+_NO_REGULARIZER = {**_OPEN_TRAINING, "regularizer_weight": 0.0}
 
-register_agent(
-    "count-student",
-    COUNT_STUDENT,
-    "learned-count whose actor head imitates a teacher head on the LSTM; the teacher acts.",
-    training_defaults=_OPEN_TRAINING,
-)
-register_agent(
-    "count-student-memory",
-    replace(COUNT_STUDENT, counter_inputs=_READS_MEMORY),
-    "count-student whose event and phase gates also read the LSTM's h_t.",
-    training_defaults=_OPEN_TRAINING,
-)
-register_agent(
-    "count-student-memory-detached",
-    replace(COUNT_STUDENT, counter="event-counter-detached-memory", counter_inputs=_READS_MEMORY),
-    "count-student whose event and phase gates read the LSTM's h_t with its gradient stopped.",
-    training_defaults=_OPEN_TRAINING,
-)
-register_agent(
-    "count-student-linear",
-    replace(
+_VARIANTS = (
+    (
+        "count-student",
         COUNT_STUDENT,
-        counter="event-counter-detached-memory",
-        counter_inputs=_READS_MEMORY,
-        teacher_hidden=0,
+        "learned-count whose actor head imitates a teacher head on the LSTM; the teacher acts.",
+        _OPEN_TRAINING,
     ),
-    "count-student-memory-detached with a linear teacher head.",
-    training_defaults=_OPEN_TRAINING,
+    (
+        "count-student-memory",
+        replace(COUNT_STUDENT, counter_inputs=_READS_MEMORY),
+        "count-student whose event and phase gates also read the LSTM's h_t.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-memory-detached",
+        replace(COUNT_STUDENT, counter="event-counter-detached-memory", counter_inputs=_READS_MEMORY),
+        "count-student whose event and phase gates read the LSTM's h_t with its gradient stopped.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-linear",
+        replace(_LINEAR, counter="event-counter-detached-memory", counter_inputs=_READS_MEMORY),
+        "count-student-memory-detached with a linear teacher head.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-apart",
+        replace(_LINEAR, counter="event-counter-detached", counter_inputs=_READS_MEMORY),
+        "count-student-linear whose counter reads every input with its gradient stopped.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-toggle",
+        replace(_LINEAR, counter="event-counter-toggle"),
+        "count-student-linear whose counter reads the observation alone, with toggling phase bits.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-toggle-direct",
+        replace(_LINEAR, counter="event-counter-toggle-direct"),
+        "count-student-toggle whose events start as copies of the phase bits.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-toggle-identity",
+        replace(_LINEAR, counter="event-counter-toggle-identity"),
+        "count-student-toggle-direct whose toggles pass the gradient through unchanged.",
+        _OPEN_TRAINING,
+    ),
+    (
+        "count-student-toggle-free",
+        replace(_LINEAR, counter="event-counter-toggle-identity"),
+        "count-student-toggle-identity without the units' regulariser.",
+        _NO_REGULARIZER,
+    ),
+    (
+        "count-student-phase-count",
+        replace(_LINEAR, counter="event-counter-phase-count"),
+        "count-student-toggle-free whose count adds the phase bits themselves.",
+        _NO_REGULARIZER,
+    ),
+    (
+        "count-student-change",
+        replace(_LINEAR, counter="event-counter-change"),
+        "count-student-phase-count whose toggles read the change of the observation.",
+        _NO_REGULARIZER,
+    ),
 )
-register_agent(
-    "count-student-apart",
-    replace(COUNT_STUDENT, counter="event-counter-detached", counter_inputs=_READS_MEMORY, teacher_hidden=0),
-    "count-student-linear whose counter reads every input with its gradient stopped.",
-    training_defaults=_OPEN_TRAINING,
-)
-register_agent(
-    "count-student-toggle",
-    replace(COUNT_STUDENT, counter="event-counter-toggle", teacher_hidden=0),
-    "count-student-linear whose counter reads the observation alone, with toggling phase bits.",
-    training_defaults=_OPEN_TRAINING,
-)
+for _name, _wiring, _summary, _training in _VARIANTS:
+    register_agent(_name, _wiring, _summary, training_defaults=_training)
