@@ -260,10 +260,13 @@ class ActorCritic(nn.Module):
         value = self.critic(critic_input).squeeze(-1)
         return logits, value, next_state
 
-    def auxiliary_loss(self, mask: Tensor) -> Tensor:
+    def auxiliary_loss(self, mask: Tensor, handover: float = 0.0) -> Tensor:
         """The loss besides the actor-critic's of the last forward pass run with gradients, over its
         first steps that `mask` [T, B] covers (1: counted): the actor head's imitation of the teacher
-        (`nalu_rl.agents.count_student`); a zero scalar for a model without one."""
+        (`nalu_rl.agents.count_student`); a zero scalar for a model without one. With the wiring's
+        `teacher_handover` the policy's handover is set to `handover` (the regulariser's ramp, 0 to 1)."""
+        if self.student is not None and self.wiring.teacher_handover:
+            self.student.handover.fill_(handover)
         if self._imitated is None:
             return mask.new_zeros((), dtype=torch.float32)
         student_logits, teacher_logits = (logits[: mask.shape[0]] for logits in self._imitated)

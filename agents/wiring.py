@@ -64,6 +64,9 @@ class Wiring:
         learns to imitate it at every step, and the policy hands over from the teacher to the actor
         head (`nalu_rl.agents.count_student`).
     teacher_hidden: 0 for a linear teacher head (as `lstm`'s actor), else the width of its hidden layer.
+    teacher_handover: with a teacher, whether the handover follows the units' regulariser's ramp in
+        training (0 until the ramp starts, 1 from its end: with --regularizer-gate-success, counted from
+        the step the training success reached the gate); off: it stays where it is (0: the teacher acts).
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -87,6 +90,7 @@ class Wiring:
     encoder: str = "auto"
     teacher_inputs: tuple[str, ...] = ()
     teacher_hidden: int = 0
+    teacher_handover: bool = False
     critic_own_memory: bool = True
 
     @property
@@ -154,6 +158,8 @@ class Wiring:
             raise ValueError("count_mixture and count_as_action are two readings of the count: choose one")
         if self.count_mixture and (self.counter is None or not set(self.actor_inputs) - {COUNT_SIGNAL}):
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
+        if self.teacher_handover and not self.teacher_inputs:
+            raise ValueError("teacher_handover hands the policy over from a teacher: set teacher_inputs")
         if self.teacher_inputs and (self.count_mixture or self.count_as_action):
             raise ValueError("teacher_inputs teaches the actor head: not with a count read as an action")
         if self.critic_separate and not self.takes_separate_critic:

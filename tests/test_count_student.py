@@ -93,3 +93,16 @@ def test_a_teacher_cannot_teach_a_count_read_as_an_action() -> None:
     space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
     with pytest.raises(ValueError, match="teacher_inputs"):
         make_agent("learned-count", space, 2, teacher_inputs=("memory",), count_as_action=True)
+
+
+def test_the_handover_follows_the_ramp_it_is_given_only_where_the_wiring_asks() -> None:
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    mask = torch.ones(3, 2)
+    for handover_on, expected in ((True, 0.4), (False, 0.0)):
+        model = make_agent(
+            "learned-count", space, 2, teacher_inputs=("memory",), teacher_handover=handover_on
+        )
+        model.auxiliary_loss(mask, handover=0.4)
+        assert float(model.student.handover) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="teacher_handover"):
+        make_agent("learned-count", space, 2, teacher_handover=True)

@@ -139,7 +139,8 @@ def compute_loss(
     regularizer_weight = regularizer_scale(
         steps, config.regularizer_start_steps, config.regularizer_end_steps, config.regularizer_weight
     )
-    auxiliary = model.auxiliary_loss(mask)
+    ramp = regularizer_scale(steps, config.regularizer_start_steps, config.regularizer_end_steps, 1.0)
+    auxiliary = model.auxiliary_loss(mask, handover=ramp)
     total = terms.total + regularizer_weight * regularizer + auxiliary
     extras = {
         "loss/total": float(total.detach()),
@@ -155,6 +156,8 @@ def compute_loss(
         "loss/advantage_std": float(masked_std(targets.advantages, mask)),
         "loss/value_target_std": float(masked_std(targets.value_targets, mask)),
     }
+    if model.student is not None:
+        extras["loss/handover"] = float(model.student.handover)
     if config.algo == "ppo":
         ratio = log_ratio.detach().exp()
         clipped = ((ratio - 1.0).abs() > config.clip_coef).float()

@@ -36,6 +36,15 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-change: count-student-phase-count whose toggles read the change of the observation,
   c_t = step(W_p (x_t - x_{t-1}) + b_p), x_{t-1} kept in the state: a stretch of equal frames cannot
   toggle, whatever the weights.
+- count-student-change-late: count-student-change with the units' regulariser entering once the
+  training success has reached 0.9 (from 0.5M to 1.5M steps after it), over 4M steps: it pulls the
+  count's weights to -1, 0 or +1 and its increments onto the grid only once the student has found them.
+- count-student-apart-critic: count-student-change-late whose critic reads the LSTM alone (as
+  `lstm`'s), not the count: the teacher's side is then `lstm` itself, and nothing the student learns
+  (the count's weights moving under the regulariser) reaches the value loss or the LSTM.
+- count-student-handover: count-student-apart-critic whose policy hands over from the teacher to the
+  student as the regulariser ramps in (`Wiring.teacher_handover`), over 5M steps: once the count is
+  snapped, the student acts and the policy gradient trains it on its own presses.
 """
 
 from __future__ import annotations
@@ -232,6 +241,33 @@ _VARIANTS = (
         replace(_LINEAR, counter="event-counter-change"),
         "count-student-phase-count whose toggles read the change of the observation.",
         _NO_REGULARIZER,
+    ),
+    (
+        "count-student-change-late",
+        replace(_LINEAR, counter="event-counter-change"),
+        "count-student-change whose regulariser enters after the training success reaches 0.9.",
+        {
+            **_OPEN_TRAINING,
+            "regularizer_gate_success": 0.9,
+            "regularizer_start_steps": 500_000,
+            "regularizer_end_steps": 1_500_000,
+            "total_steps": 4_000_000,
+        },
+    ),
+)
+_LATE_REGULARIZER = _VARIANTS[-1][3]
+_VARIANTS += (
+    (
+        "count-student-apart-critic",
+        replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",)),
+        "count-student-change-late whose critic reads the LSTM alone, not the count.",
+        _LATE_REGULARIZER,
+    ),
+    (
+        "count-student-handover",
+        replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",), teacher_handover=True),
+        "count-student-apart-critic handing the policy over to the student as the regulariser ramps in.",
+        {**_LATE_REGULARIZER, "total_steps": 5_000_000},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
