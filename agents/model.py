@@ -264,14 +264,17 @@ class ActorCritic(nn.Module):
         """The loss besides the actor-critic's of the last forward pass run with gradients, over its
         first steps that `mask` [T, B] covers (1: counted): the actor head's imitation of the teacher
         (`nalu_rl.agents.count_student`); a zero scalar for a model without one. With the wiring's
-        `teacher_handover` the policy's handover is set to `handover` (the regulariser's ramp, 0 to 1)."""
+        `teacher_handover` the policy's handover is set to `handover` (the regulariser's ramp, 0 to 1),
+        and the imitation's weight is 1 - handover: a teacher that no longer acts is no longer trained
+        by the policy gradient, so the student stops following it."""
         if self.student is not None and self.wiring.teacher_handover:
             self.student.handover.fill_(handover)
         if self._imitated is None:
             return mask.new_zeros((), dtype=torch.float32)
         student_logits, teacher_logits = (logits[: mask.shape[0]] for logits in self._imitated)
         self._imitated = None
-        return self.student.imitation_loss(student_logits, teacher_logits, mask)
+        weight = 1.0 - float(self.student.handover) if self.wiring.teacher_handover else 1.0
+        return weight * self.student.imitation_loss(student_logits, teacher_logits, mask)
 
     def _run_cores(
         self, signals: dict[str, Tensor], episode_start: Tensor, state: tuple[Tensor, ...]

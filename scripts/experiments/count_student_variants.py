@@ -44,7 +44,8 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   (the count's weights moving under the regulariser) reaches the value loss or the LSTM.
 - count-student-handover: count-student-apart-critic whose policy hands over from the teacher to the
   student as the regulariser ramps in (`Wiring.teacher_handover`), over 5M steps: once the count is
-  snapped, the student acts and the policy gradient trains it on its own presses.
+  snapped, the student acts and the policy gradient trains it on its own presses. (Its first two
+  runs, before the imitation faded with the handover, are in the journal.)
 """
 
 from __future__ import annotations
