@@ -254,13 +254,7 @@ def test_a_separate_critic_has_weights_and_state_of_its_own(memory_core: str) ->
     model = make_agent("lstm", space, 3, critic_separate=True, memory_core=memory_core, critic_hidden=8)
     core_names = model.cores["memory"].state_names
     assert model.state_names == core_names + tuple("critic_" + name for name in core_names)
-    obs = {"observation": torch.randn(6, 2, 4)}
-    starts = torch.zeros(6, 2, dtype=torch.bool)
-    logits, value, state = model(obs, starts, model.initial_state(2))
-    assert len(state) == len(model.state_names)
-    value.sum().backward()
-    moved = parts_with_gradients(model)
-    assert moved == {"critic"}
+    obs, starts = assert_the_value_moves_the_critic_alone(model)
     assert all(weight.grad.abs().sum() > 0 for weight in model.critic.encoder.parameters())
     model.zero_grad(set_to_none=True)
     logits, value, _ = model(obs, starts, model.initial_state(2))
@@ -296,13 +290,7 @@ def test_a_separate_critic_without_a_core_reads_the_actors_memory_without_moving
         "lstm", space, 3, critic_separate=True, critic_own_memory=False, critic_inputs=("encoder", "memory")
     )
     assert model.state_names == model.cores["memory"].state_names  # one LSTM to step, not two
-    obs = {"observation": torch.randn(6, 2, 4)}
-    starts = torch.zeros(6, 2, dtype=torch.bool)
-    _, value, state = model(obs, starts, model.initial_state(2))
-    assert len(state) == len(model.state_names)
-    value.sum().backward()
-    moved = parts_with_gradients(model)
-    assert moved == {"critic"}
+    assert_the_value_moves_the_critic_alone(model)
     # The head reads the actor's h: its weights on it get a gradient.
     head_weight = model.critic.head[-1].weight
     assert head_weight.grad[:, -model.wiring.memory_size :].abs().sum() > 0
@@ -311,3 +299,15 @@ def test_a_separate_critic_without_a_core_reads_the_actors_memory_without_moving
 def parts_with_gradients(model: torch.nn.Module) -> set[str]:
     """The model's top-level parts (actor, critic, encoder, cores, ...) whose parameters got a gradient."""
     return {name.split(".")[0] for name, weight in model.named_parameters() if weight.grad is not None}
+
+
+def assert_the_value_moves_the_critic_alone(model: torch.nn.Module) -> tuple[dict, torch.Tensor]:
+    """Run 6 steps of 2 envs of a 4-wide Box observation, backpropagate the value and check that only
+    the critic got a gradient; returns the observations and episode starts it used."""
+    obs = {"observation": torch.randn(6, 2, 4)}
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    _, value, state = model(obs, starts, model.initial_state(2))
+    assert len(state) == len(model.state_names)
+    value.sum().backward()
+    assert parts_with_gradients(model) == {"critic"}
+    return obs, starts

@@ -97,3 +97,17 @@ def test_highest_success_from_t20_finds_the_symbolic_lru_seeds_that_are_not_at_z
         4: "0.015 (T = 80)",
     }
     assert rates[3][40] == Fraction(1, 200)
+
+
+def test_a_cue_task_has_a_ceiling_of_one_at_every_delay(tmp_path):
+    ceiling = seed_table.task_ceiling("nalu_rl/ReadySetGo-v0")
+    assert ceiling(5) == ceiling(1000) == Fraction(1)
+    lines = [
+        "agent,delay,episodes,successes,success_rate,ceiling",
+        "x,5,100,95,0.95,1.0",
+        "x,20,100,89,0.89,1.0",
+    ]
+    path = tmp_path / "seed0.csv"
+    path.write_text("\n".join(lines) + "\n")
+    summary = seed_table.summarize_seed(path, hold_span=(13, 1000), ceiling=ceiling)
+    assert summary.first_below == 20
