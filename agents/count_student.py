@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional
 
+from nalu_rl.agents import distributions
 from nalu_rl.agents.distributions import ActionSizes
+from nalu_rl.agents.losses import masked_mean
 from nalu_rl.units import run_in_float32
 
 
@@ -37,7 +38,7 @@ class CountStudent(nn.Module):
     def __init__(self, teacher: nn.Module, action_sizes: ActionSizes) -> None:
         super().__init__()
         self.teacher = teacher
-        self.action_sizes = [action_sizes] if isinstance(action_sizes, int) else list(action_sizes)
+        self.action_sizes = action_sizes
         self.register_buffer("handover", torch.zeros(()))
 
     @run_in_float32
@@ -47,29 +48,14 @@ class CountStudent(nn.Module):
             return teacher_logits.float()
         if weight >= 1.0:
             return student_logits.float()
-        log_weights = torch.tensor([1.0 - weight, weight], device=student_logits.device).log()
-        blocks = []
-        for teacher, student in zip(
-            teacher_logits.float().split(self.action_sizes, -1),
-            student_logits.float().split(self.action_sizes, -1),
-            strict=True,
-        ):
-            stacked = torch.stack([functional.log_softmax(teacher, -1), functional.log_softmax(student, -1)])
-            blocks.append(torch.logsumexp(stacked + log_weights.view(2, *[1] * teacher.dim()), dim=0))
-        return torch.cat(blocks, -1)
+        return distributions.mixture(
+            teacher_logits.float(), student_logits.float(), weight, self.action_sizes
+        )
 
     @run_in_float32
     def imitation_loss(self, student_logits: Tensor, teacher_logits: Tensor, mask: Tensor) -> Tensor:
         """Masked mean over [T, B] of KL(softmax(teacher) || softmax(student)), the teacher held fixed."""
-        divergence = torch.zeros_like(mask, dtype=torch.float32)
-        for teacher, student in zip(
-            teacher_logits.detach().float().split(self.action_sizes, -1),
-            student_logits.float().split(self.action_sizes, -1),
-            strict=True,
-        ):
-            teacher_log_probs = functional.log_softmax(teacher, -1)
-            student_log_probs = functional.log_softmax(student, -1)
-            gap = teacher_log_probs - student_log_probs
-            divergence = divergence + (teacher_log_probs.exp() * gap).sum(-1)
-        mask = mask.float()
-        return (divergence * mask).sum() / mask.sum().clamp(min=1.0)
+        divergence = distributions.kl_divergence(
+            teacher_logits.detach().float(), student_logits.float(), self.action_sizes
+        )
+        return masked_mean(divergence, mask)

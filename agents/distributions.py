@@ -77,6 +77,35 @@ def log_prob_and_entropy(logits: Tensor, actions: Tensor, action_sizes: ActionSi
     return _taken(log_policies, actions, action_sizes), _entropy(log_policies)
 
 
+def kl_divergence(logits_p: Tensor, logits_q: Tensor, action_sizes: ActionSizes) -> Tensor:
+    """KL(p || q) [...] of the policies of logits p and q [..., width] (the sum over the components)."""
+    return _summed(
+        [
+            (log_p.exp() * (log_p - log_q)).sum(-1)
+            for log_p, log_q in zip(
+                _component_log_policies(logits_p, action_sizes),
+                _component_log_policies(logits_q, action_sizes),
+                strict=True,
+            )
+        ]
+    )
+
+
+def mixture(logits_p: Tensor, logits_q: Tensor, weight_q: float, action_sizes: ActionSizes) -> Tensor:
+    """Logits of the policy (1 - w) p + w q of the policies of logits p and q, component by component
+    (each block of the result is that component's log-probabilities)."""
+    log_weights = logits_p.new_tensor([1.0 - weight_q, weight_q]).log().view(2, *[1] * logits_p.dim())
+    blocks = [
+        torch.logsumexp(torch.stack([log_p, log_q]) + log_weights, dim=0)
+        for log_p, log_q in zip(
+            _component_log_policies(logits_p, action_sizes),
+            _component_log_policies(logits_q, action_sizes),
+            strict=True,
+        )
+    ]
+    return torch.cat(blocks, -1)
+
+
 def _assemble(parts: list[Tensor], action_sizes: ActionSizes) -> Tensor:
     return parts[0] if isinstance(action_sizes, int) else torch.stack(parts, -1)
 

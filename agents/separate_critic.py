@@ -76,12 +76,11 @@ class SeparateCritic(nn.Module):
             features = self.feature_norm(features)
         bias = keep.new_ones(*keep.shape[:2], 1)
         signals = {"encoder": features, "stimulus": stimulus, "bias": bias}
-        if self.core is None:
-            if memory is not None:
-                signals[MEMORY_SIGNAL] = memory.detach()
-        else:
+        if self.core is not None:
             sequence = {name: signals[name] for name in SEQUENCE_SIGNALS}
             signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
+        elif memory is not None:
+            signals[MEMORY_SIGNAL] = memory.detach()
         value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
         return value, state
 

@@ -136,10 +136,9 @@ def compute_loss(
             action_sizes=model.num_actions,
         )
     regularizer = model.regularizer()
-    regularizer_weight = regularizer_scale(
-        steps, config.regularizer_start_steps, config.regularizer_end_steps, config.regularizer_weight
-    )
+    # The regulariser's ramp, 0 to 1: its share of its weight, and a teacher's handover.
     ramp = regularizer_scale(steps, config.regularizer_start_steps, config.regularizer_end_steps, 1.0)
+    regularizer_weight = config.regularizer_weight * ramp
     auxiliary = model.auxiliary_loss(mask, handover=ramp)
     total = terms.total + regularizer_weight * regularizer + auxiliary
     extras = {

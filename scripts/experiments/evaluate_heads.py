@@ -17,11 +17,12 @@ from pathlib import Path
 import torch
 
 from nalu_rl.checkpoint import load_agent
-from nalu_rl.cli import parse_delays
+from nalu_rl.cli import parse_delays, run_cli
+from nalu_rl.errors import InputError
 from nalu_rl.evaluation import success_by_delay, write_success_csv
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[2])
     parser.add_argument("checkpoint")
     parser.add_argument(
@@ -31,12 +32,12 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for module in args.imports:
         importlib.import_module(module)
     model, config = load_agent(args.checkpoint, allowed_imports=args.imports)
     if model.student is None:
-        raise SystemExit(f"{args.checkpoint}: the agent has no teacher head")
+        raise InputError(f"{args.checkpoint}: the agent has no teacher head")
     print(f"{args.checkpoint}: handover as trained {float(model.student.handover):.3f}")
     delays = parse_delays(args.delays)
     for head, handover in (("teacher", 0.0), ("student", 1.0)):
@@ -48,4 +49,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     with torch.no_grad():
-        main()
+        run_cli(main)

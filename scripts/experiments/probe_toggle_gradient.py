@@ -12,15 +12,20 @@ descent (towards firing):
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import count_student_variants  # noqa: F401  (registers the agents the checkpoint names)
 import torch
 
 from nalu_rl.checkpoint import load_agent
+from nalu_rl.cli import run_cli
+from nalu_rl.errors import InputError
 
 
-def main(path: str) -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[2])
+    parser.add_argument("checkpoint", help="a checkpoint of a count_student_variants agent with toggles")
+    path = parser.parse_args(argv).checkpoint
     model, _ = load_agent(path, allowed_imports=["count_student_variants"])
     model.train()
     delays = list(range(5, 13))
@@ -37,7 +42,7 @@ def main(path: str) -> None:
     model({"cues": cues}, starts, model.initial_state(len(delays)))
     pre_activations = counter.phase_gate._pre_activations
     if not pre_activations:
-        raise SystemExit(f"{path}: its phase gates record no pre-activations (toggles that bypass the gate)")
+        raise InputError(f"{path}: its phase gates record no pre-activations (toggles that bypass the gate)")
     for pre_activation in pre_activations:
         pre_activation.retain_grad()
     model.auxiliary_loss(mask).backward()
@@ -60,4 +65,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    run_cli(main)
