@@ -32,13 +32,16 @@ class CountStudent(nn.Module):
 
     `teacher` maps the teacher's inputs to logits [..., A]; `handover` (a scalar buffer) is w above.
     `imitation_loss` is the masked mean of KL(teacher || student) over the steps, per action component
-    summed.
+    summed. With `hold_teacher` the teacher's logits enter a mixture (0 < w < 1) with their gradient
+    stopped, so that only the student learns from the policy gradient while both act.
     """
 
-    def __init__(self, teacher: nn.Module, action_sizes: ActionSizes) -> None:
+    def __init__(self, teacher: nn.Module, action_sizes: ActionSizes, hold_teacher: bool = False) -> None:
         super().__init__()
         self.teacher = teacher
         self.action_sizes = action_sizes
+        # Whether the teacher's logits enter a mixture (0 < w < 1) with their gradient stopped.
+        self.hold_teacher = hold_teacher
         self.register_buffer("handover", torch.zeros(()))
 
     @run_in_float32
@@ -48,6 +51,8 @@ class CountStudent(nn.Module):
             return teacher_logits.float()
         if weight >= 1.0:
             return student_logits.float()
+        if self.hold_teacher:
+            teacher_logits = teacher_logits.detach()
         return distributions.mixture(
             teacher_logits.float(), student_logits.float(), weight, self.action_sizes
         )

@@ -171,7 +171,7 @@ class ActorCritic(nn.Module):
         if wiring.teacher_inputs:
             teacher_width = sum(widths[name] for name in wiring.teacher_inputs)
             teacher = _head(teacher_width, logits_width(num_actions), wiring.teacher_hidden, 0.01)
-            self.student = CountStudent(teacher, num_actions)
+            self.student = CountStudent(teacher, num_actions, hold_teacher=wiring.teacher_held)
         self._imitated: tuple[Tensor, Tensor] | None = None
         if wiring.critic_separate:
             self.critic = _separate_critic(wiring, encoder_names, encoded_spaces, widths)
@@ -275,6 +275,13 @@ class ActorCritic(nn.Module):
         self._imitated = None
         weight = 1.0 - float(self.student.handover) if self.wiring.teacher_handover else 1.0
         return weight * self.student.imitation_loss(student_logits, teacher_logits, mask)
+
+    def acts_as_trained(self) -> bool:
+        """Whether the policy acts as it will once training ends: False only while a wiring with
+        `teacher_handover` has not yet handed the policy over completely to the student."""
+        if self.student is None or not self.wiring.teacher_handover:
+            return True
+        return float(self.student.handover) >= 1.0
 
     def _run_cores(
         self, signals: dict[str, Tensor], episode_start: Tensor, state: tuple[Tensor, ...]

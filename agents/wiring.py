@@ -67,6 +67,9 @@ class Wiring:
     teacher_handover: with a teacher, whether the handover follows the units' regulariser's ramp in
         training (0 until the ramp starts, 1 from its end: with --regularizer-gate-success, counted from
         the step the training success reached the gate); off: it stays where it is (0: the teacher acts).
+    teacher_held: with `teacher_handover`, whether the teacher's logits enter the policy with their
+        gradient stopped while both heads act (0 < handover < 1): the presses that the student's share
+        spoils then do not unteach the teacher, which acts again if the handover goes back.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -91,6 +94,7 @@ class Wiring:
     teacher_inputs: tuple[str, ...] = ()
     teacher_hidden: int = 0
     teacher_handover: bool = False
+    teacher_held: bool = False
     critic_own_memory: bool = True
 
     @property
@@ -160,6 +164,8 @@ class Wiring:
             raise ValueError("count_mixture needs a counter and an actor input besides 'count' to query it")
         if self.teacher_handover and not self.teacher_inputs:
             raise ValueError("teacher_handover hands the policy over from a teacher: set teacher_inputs")
+        if self.teacher_held and not self.teacher_handover:
+            raise ValueError("teacher_held holds the teacher while it hands over: set teacher_handover")
         if self.teacher_inputs and (self.count_mixture or self.count_as_action):
             raise ValueError("teacher_inputs teaches the actor head: not with a count read as an action")
         if self.critic_separate and not self.takes_separate_critic:

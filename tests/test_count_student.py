@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 import gymnasium
 import numpy as np
 import pytest
@@ -11,6 +14,13 @@ from torch.nn import functional
 
 from nalu_rl.agents import make_agent
 from nalu_rl.agents.count_student import CountStudent
+from nalu_rl.config import Config
+from nalu_rl.runtime.monitor import EpisodeWindow
+from nalu_rl.runtime.run import BEST_CHECKPOINT, TrainingRun
+from nalu_rl.runtime.run_checkpoints import RunCheckpoints
+from nalu_rl.runtime.stop_rule import RunCounters
+
+_BOX = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
 
 
 def _logits() -> tuple[torch.Tensor, torch.Tensor]:
@@ -36,6 +46,18 @@ def test_the_handover_mixes_each_component_of_multidiscrete_actions_apart() -> N
     mixed = mixing(student, teacher)
     for block in mixed.split([2, 3], -1):
         torch.testing.assert_close(block.exp().sum(-1), torch.ones(4, 3))
+
+
+def test_a_held_teacher_gets_no_gradient_from_the_mixture_while_it_hands_over() -> None:
+    for hold, handover, teacher_learns in ((True, 0.5, False), (False, 0.5, True), (True, 0.0, True)):
+        student, teacher = (logits.requires_grad_(True) for logits in _logits())
+        mixing = CountStudent(torch.nn.Identity(), 5, hold_teacher=hold)
+        mixing.handover.fill_(handover)
+        mixing(student, teacher)[..., 0].sum().backward()
+        assert (teacher.grad is not None and bool(teacher.grad.abs().sum() > 0)) == teacher_learns
+        assert (student.grad is not None) == (handover > 0)
+    with pytest.raises(ValueError, match="teacher_held"):
+        make_agent("learned-count", _BOX, 2, teacher_inputs=("memory",), teacher_held=True)
 
 
 def test_the_imitation_loss_is_the_kl_to_the_teacher_and_moves_the_student_only() -> None:
@@ -106,3 +128,28 @@ def test_the_handover_follows_the_ramp_it_is_given_only_where_the_wiring_asks() 
         assert float(model.student.handover) == pytest.approx(expected)
     with pytest.raises(ValueError, match="teacher_handover"):
         make_agent("learned-count", space, 2, teacher_handover=True)
+
+
+def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_student_acts_alone(
+    tmp_path: Path,
+) -> None:
+    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    model = make_agent("learned-count", space, 2, teacher_inputs=("memory",), teacher_handover=True)
+    config = Config(success_window=10)
+    window = EpisodeWindow(10, [1.0], 0.9)
+    window.add([5] * 10, [True] * 10, [1.0] * 10)
+    # TrainingRun.save_if_best reads these parts of a run only.
+    run = SimpleNamespace(
+        model=model, config=config, counters=RunCounters(), window=window, steps=100,
+        checkpoints=RunCheckpoints(tmp_path, 60.0), checkpoint_payload=lambda: {"steps": 100},
+        episodes_acting_as_trained_from=None,
+    )
+    model.auxiliary_loss(torch.ones(1, 1), handover=0.5)
+    assert not TrainingRun.save_if_best(run)  # the teacher still acts in half the policy
+    model.auxiliary_loss(torch.ones(1, 1), handover=1.0)
+    run.counters.episodes = 40
+    assert not TrainingRun.save_if_best(run)  # the window still holds episodes of the mixture
+    run.counters.episodes = 50
+    assert TrainingRun.save_if_best(run) and (tmp_path / BEST_CHECKPOINT).exists()
+    plain = make_agent("learned-count", space, 2, teacher_inputs=("memory",))
+    assert plain.acts_as_trained()  # a teacher that never hands over: every checkpoint is a candidate

@@ -19,6 +19,7 @@ from nalu_rl.cli import run_cli
 from nalu_rl.config import Config, agent_training_defaults, build_parser, parse_config, validate
 from nalu_rl.errors import InputError
 from nalu_rl.runtime.monitor import Dashboard, EpisodeWindow
+from nalu_rl.runtime.progress import RunProgress
 from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.run_folder import open_run_folder
 from nalu_rl.runtime.training import learner_threads
@@ -209,6 +210,28 @@ def test_regularizer_gate_holds_the_ramp_until_the_success_reaches_it(tmp_path: 
     assert ungated.regularizer_steps() == ungated.steps
     with pytest.raises(InputError, match="regularizer-gate-success"):
         validate(Config(regularizer_gate_success=1.5))
+
+
+def test_a_falling_success_closes_the_regularizer_gate_and_its_return_opens_it_afresh() -> None:
+    config = Config(regularizer_gate_success=0.9, regularizer_gate_fall=0.5, success_window=10)
+    progress = RunProgress(config, [1.0])
+    delays = [5] * 10
+    progress.record_steps(100, delays, [True] * 10, [1.0] * 10)
+    assert progress.regularizer_steps() == 0  # opened at step 100
+    progress.record_steps(100, delays[:4], [False] * 4, [0.0] * 4)
+    assert progress.regularizer_steps() == 100  # 0.6 of the window: above the fall, still open
+    progress.record_steps(100, delays[:2], [False] * 2, [0.0] * 2)
+    assert progress.regularizer_steps() == -1 and progress.counters.regularizer_closings == 1
+    assert progress.state()["regularizer_opened_at"] == -1
+    progress.record_steps(100, delays, [True] * 10, [1.0] * 10)
+    assert progress.regularizer_steps() == 0 and progress.regularizer_opened_at == 400
+    never_closes = RunProgress(Config(regularizer_gate_success=0.9, success_window=10), [1.0])
+    never_closes.record_steps(100, delays, [True] * 10, [1.0] * 10)
+    assert never_closes.regularizer_steps() == 0
+    never_closes.record_steps(100, delays, [False] * 10, [0.0] * 10)
+    assert never_closes.regularizer_steps() == 100
+    with pytest.raises(InputError, match="regularizer-gate-fall"):
+        validate(Config(regularizer_gate_success=0.5, regularizer_gate_fall=0.5))
 
 
 def test_the_entropy_bonus_falls_on_a_straight_line_to_its_final_weight(tmp_path: Path) -> None:

@@ -251,6 +251,13 @@ class Config:
         "0: the regulariser's start and end steps count from the beginning of training; p in (0, 1]: "
         "they count from the step at which the recent training success first reaches p (learner runtime)",
     )
+    regularizer_gate_fall: float = _option(
+        "learner",
+        0.0,
+        "0: once open, the regulariser's gate stays open; q in (0, --regularizer-gate-success): the gate "
+        "closes (the ramp, and a teacher's handover, back to 0) when the recent training success falls "
+        "below q, and opens again when it is back at --regularizer-gate-success",
+    )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

@@ -81,6 +81,12 @@ def validate_learner(config: Config) -> None:
     if not 0.0 <= config.regularizer_gate_success <= 1.0:
         gate = config.regularizer_gate_success
         raise InputError(f"--regularizer-gate-success must be in [0, 1], got {gate}")
+    fall = config.regularizer_gate_fall
+    if fall and not 0.0 < fall < config.regularizer_gate_success:
+        raise InputError(
+            f"--regularizer-gate-fall must be 0 or between 0 and --regularizer-gate-success "
+            f"({config.regularizer_gate_success:g}), got {fall:g}"
+        )
     _require_at_least_one(config, ("ppo_epochs", "ppo_minibatches"))
     for name in ("entropy_coef", "entropy_coef_final"):
         value = getattr(config, name)

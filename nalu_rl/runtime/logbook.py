@@ -64,6 +64,8 @@ class LogBook:
                 scalars[f"success_by_delay/T{delay:02d}"] = rate
         scalars["runtime/nan_skipped_updates"] = counters.bad_updates
         scalars["runtime/actor_restarts"] = counters.worker_restarts
+        if config.regularizer_gate_fall:
+            scalars["runtime/regularizer_closings"] = counters.regularizer_closings
         scalars["runtime/updates"] = progress.updates
         busy = {role: seconds - self.last_busy_seconds[role] for role, seconds in self.busy_seconds.items()}
         scalars["runtime/learner_busy"] = busy["learner"] / interval

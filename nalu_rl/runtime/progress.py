@@ -21,6 +21,7 @@ class RunProgress:
         self.updates = 0
         self.start_steps = 0
         self.regularizer_gate = config.regularizer_gate_success
+        self.regularizer_gate_fall = config.regularizer_gate_fall
         # The step at which the regulariser's ramp starts counting: 0, or with
         # --regularizer-gate-success the step at which the recent success first reached it (None before).
         self.regularizer_opened_at: int | None = None if self.regularizer_gate else 0
@@ -97,12 +98,22 @@ class RunProgress:
     def regularizer_steps(self) -> int:
         """The steps the regulariser's ramp has counted: all of them, or with --regularizer-gate-success
         p those since the recent training success (a full window) first reached p; -1 (no
-        regulariser) before that."""
+        regulariser) before that. With --regularizer-gate-fall q the gate closes again (-1) when the
+        recent success falls below q, and the ramp counts afresh once the success is back at p."""
+        if self._success_fell():
+            self.regularizer_opened_at = None
+            self.counters.regularizer_closings += 1
         if self.regularizer_opened_at is None:
             if not (self.window.full and self.window.success_rate() >= self.regularizer_gate):
                 return -1
             self.regularizer_opened_at = self.steps
         return self.steps - self.regularizer_opened_at
+
+    def _success_fell(self) -> bool:
+        """Whether the gate is open and the recent success (a full window) is below the gate's fall."""
+        if self.regularizer_opened_at is None or not self.regularizer_gate_fall or not self.window.full:
+            return False
+        return self.window.success_rate() < self.regularizer_gate_fall
 
     def note_time(self, now: float) -> None:
         """Mark the first trained batch's time and step (the steady SPS counts from there)."""

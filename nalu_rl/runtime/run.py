@@ -113,6 +113,8 @@ class TrainingRun:
         self.optimizer = build_optimizer(self.model, config)
         self.progress = RunProgress(config, ceilings, track_mmer=popgym)
         self.checkpoints = RunCheckpoints(logdir, config.checkpoint_interval_s)
+        # The episode count when the policy was first seen acting as trained (`save_if_best`).
+        self.episodes_acting_as_trained_from: int | None = None
         self.elapsed_before = 0.0
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
@@ -217,7 +219,16 @@ class TrainingRun:
     def save_if_best(self) -> bool:
         """Write best.pt (the checkpoint, atomically) when the recent training score, a full window's,
         is above every earlier one of the run; True when it did. A checkpoint chosen this way is
-        chosen by the training range alone."""
+        chosen by the training range alone. While a teacher still acts in a policy that hands over to
+        its student (`ActorCritic.acts_as_trained`), and until a full window of episodes has ended
+        since it was first seen to act alone, no checkpoint is a candidate."""
+        if not self.model.acts_as_trained():
+            self.episodes_acting_as_trained_from = None
+            return False
+        if self.episodes_acting_as_trained_from is None:
+            self.episodes_acting_as_trained_from = self.counters.episodes
+        if self.counters.episodes - self.episodes_acting_as_trained_from < self.config.success_window:
+            return False
         return self.checkpoints.save_if_best(self.window.score(), self.steps, self.checkpoint_payload)
 
     # -- what the runtimes report ------------------------------------------------------------

@@ -27,6 +27,8 @@ class RunCounters:
     restarts_without_progress: int = 0
     steps_at_last_restart: int = -1
     max_policy_lag: int = 0
+    # Times the regulariser's gate closed again (--regularizer-gate-fall).
+    regularizer_closings: int = 0
 
 
 class StopRule:

@@ -46,6 +46,13 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   student as the regulariser ramps in (`Wiring.teacher_handover`), over 5M steps: once the count is
   snapped, the student acts and the policy gradient trains it on its own presses. (Its first two
   runs, before the imitation faded with the handover, are in the journal.)
+- count-student-return: count-student-handover whose regulariser's gate, and with it the handover,
+  closes again when the training success falls below 0.5 (`--regularizer-gate-fall`): the teacher acts
+  and the student imitates again until the success is back at 0.9. The entropy bonus falls to 0 over
+  its 6M steps, so that the student's press sharpens once it acts.
+- count-student-held: count-student-return whose teacher's logits enter the policy with their gradient
+  stopped while both heads act (`Wiring.teacher_held`): in count-student-return's first run the
+  failures of the student's share untaught the teacher too, and the whole policy collapsed.
 """
 
 from __future__ import annotations
@@ -269,6 +276,25 @@ _VARIANTS += (
         replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",), teacher_handover=True),
         "count-student-apart-critic handing the policy over to the student as the regulariser ramps in.",
         {**_LATE_REGULARIZER, "total_steps": 5_000_000},
+    ),
+)
+_HANDOVER = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-return",
+        _HANDOVER[1],
+        "count-student-handover whose handover goes back when the training success falls below 0.5, "
+        "with an entropy bonus that falls to 0 over 6M steps.",
+        {**_HANDOVER[3], "regularizer_gate_fall": 0.5, "entropy_coef_final": 0.0, "total_steps": 6_000_000},
+    ),
+)
+_RETURN = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-held",
+        replace(_RETURN[1], teacher_held=True),
+        "count-student-return whose teacher gets no policy gradient while both heads act.",
+        _RETURN[3],
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
