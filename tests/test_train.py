@@ -23,6 +23,7 @@ from nalu_rl.runtime.progress import RunProgress
 from nalu_rl.runtime.run import TrainingRun
 from nalu_rl.runtime.run_folder import open_run_folder
 from nalu_rl.runtime.training import learner_threads
+from nalu_rl.runtime.update import ramps
 
 
 def test_wirings_know_whether_their_policy_reads_an_lstm() -> None:
@@ -232,6 +233,16 @@ def test_a_falling_success_closes_the_regularizer_gate_and_its_return_opens_it_a
     assert never_closes.regularizer_steps() == 100
     with pytest.raises(InputError, match="regularizer-gate-fall"):
         validate(Config(regularizer_gate_success=0.5, regularizer_gate_fall=0.5))
+
+
+def test_a_handover_follows_the_regularizer_or_ramps_after_it() -> None:
+    follows = Config(regularizer_start_steps=100, regularizer_end_steps=300)
+    assert ramps(follows, -1) == (0.0, 0.0) and ramps(follows, 200) == (0.5, 0.5)
+    after = Config(regularizer_start_steps=100, regularizer_end_steps=300, handover_steps=400)
+    assert ramps(after, 200) == (0.5, 0.0)
+    assert ramps(after, 500) == (1.0, 0.5) and ramps(after, 700) == (1.0, 1.0)
+    with pytest.raises(InputError, match="handover-steps"):
+        validate(Config(handover_steps=-1))
 
 
 def test_the_entropy_bonus_falls_on_a_straight_line_to_its_final_weight(tmp_path: Path) -> None:

@@ -258,6 +258,12 @@ class Config:
         "closes (the ramp, and a teacher's handover, back to 0) when the recent training success falls "
         "below q, and opens again when it is back at --regularizer-gate-success",
     )
+    handover_steps: int = _option(
+        "learner",
+        0,
+        "a teacher's handover (Wiring.teacher_handover): 0, it follows the regulariser's ramp; N > 0, it "
+        "ramps from 0 to 1 over N steps from the step at which the regulariser reaches its full weight",
+    )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

@@ -104,6 +104,7 @@ def validate_learner(config: Config) -> None:
         raise InputError(f"--learning-rate must be positive, got {config.learning_rate}")
     if not 0 < config.unit_lr_scale < float("inf"):  # also rejects NaN
         raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
+    _require_non_negative(config, ("handover_steps",))
 
 
 def validate_run(config: Config) -> None:

@@ -45,6 +45,17 @@ class BatchTargets(NamedTuple):
         return BatchTargets(*(part.index_select(1, envs.to(part.device)) for part in self))
 
 
+def ramps(config: Any, steps: int) -> tuple[float, float]:
+    """The regulariser's ramp after `steps` of its steps (-1: its gate is closed), 0 to 1 (its share of
+    its weight), and a teacher's handover: the same ramp, or with --handover-steps N one that rises
+    over N steps from the regulariser's end step."""
+    start, end = config.regularizer_start_steps, config.regularizer_end_steps
+    ramp = regularizer_scale(steps, start, end, 1.0)
+    if not config.handover_steps:
+        return ramp, ramp
+    return ramp, regularizer_scale(steps, end, end + config.handover_steps, 1.0)
+
+
 @torch.no_grad()
 def batch_targets(
     config: Any, batch: RolloutBatch, values: torch.Tensor, target_log_probs: torch.Tensor
@@ -136,10 +147,9 @@ def compute_loss(
             action_sizes=model.num_actions,
         )
     regularizer = model.regularizer()
-    # The regulariser's ramp, 0 to 1: its share of its weight, and a teacher's handover.
-    ramp = regularizer_scale(steps, config.regularizer_start_steps, config.regularizer_end_steps, 1.0)
+    ramp, handover = ramps(config, steps)
     regularizer_weight = config.regularizer_weight * ramp
-    auxiliary = model.auxiliary_loss(mask, handover=ramp)
+    auxiliary = model.auxiliary_loss(mask, handover=handover)
     total = terms.total + regularizer_weight * regularizer + auxiliary
     extras = {
         "loss/total": float(total.detach()),

@@ -53,6 +53,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-held: count-student-return whose teacher's logits enter the policy with their gradient
   stopped while both heads act (`Wiring.teacher_held`): in count-student-return's first run the
   failures of the student's share untaught the teacher too, and the whole policy collapsed.
+- count-student-snapped: count-student-held whose handover ramps over 1M steps from the step at which
+  the regulariser reaches its full weight (`--handover-steps`), not with it: the student acts once its
+  count has been pulled onto the grid. 8M steps.
 """
 
 from __future__ import annotations
@@ -295,6 +298,16 @@ _VARIANTS += (
         replace(_RETURN[1], teacher_held=True),
         "count-student-return whose teacher gets no policy gradient while both heads act.",
         _RETURN[3],
+    ),
+)
+_HELD = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-snapped",
+        _HELD[1],
+        "count-student-held whose handover starts once the regulariser has its full weight, over 1M steps, "
+        "in 8M steps.",
+        {**_HELD[3], "handover_steps": 1_000_000, "total_steps": 8_000_000},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
