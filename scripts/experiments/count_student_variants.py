@@ -56,6 +56,10 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-snapped: count-student-held whose handover ramps over 1M steps from the step at which
   the regulariser reaches its full weight (`--handover-steps`), not with it: the student acts once its
   count has been pulled onto the grid. 8M steps.
+- count-student-apart-snapped: count-student-snapped whose counter reads the encoder's features with
+  their gradient stopped (the toggles' identity gradient had carried the student's losses into the
+  encoder the teacher's LSTM reads), and whose entropy bonus stays at its start (falling to 0, it left
+  a teacher that dipped unable to recover).
 """
 
 from __future__ import annotations
@@ -169,6 +173,15 @@ class ChangeToggleCore(PhaseCountCore):
         return output, (*inner, previous)
 
 
+class DetachedChangeToggleCore(ChangeToggleCore):
+    """The change-toggle core reading its inputs with their gradient stopped: neither the student's
+    imitation nor its policy gradient moves the encoder that the teacher's LSTM reads."""
+
+    def prepare(self, sequence):
+        return super().prepare({name: value.detach() for name, value in sequence.items()})
+
+
+register_core("event-counter-change-detached", DetachedChangeToggleCore)
 register_core("event-counter-detached-memory", DetachedMemoryEventCounterCore)
 register_core("event-counter-change", ChangeToggleCore)
 register_core("event-counter-phase-count", PhaseCountCore)
@@ -308,6 +321,16 @@ _VARIANTS += (
         "count-student-held whose handover starts once the regulariser has its full weight, over 1M steps, "
         "in 8M steps.",
         {**_HELD[3], "handover_steps": 1_000_000, "total_steps": 8_000_000},
+    ),
+)
+_SNAPPED = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-apart-snapped",
+        replace(_SNAPPED[1], counter="event-counter-change-detached"),
+        "count-student-snapped whose counter reads the encoder with its gradient stopped, with the "
+        "entropy bonus kept at its start.",
+        {**_SNAPPED[3], "entropy_coef_final": None},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
