@@ -2,10 +2,11 @@
 # Makes docs/journal/2026-12-07-count-student-tasks.md, "2026-12-07: the count student on three tasks".
 #
 # Runs of a count-student agent (count_student_variants.py) one after another on one core, each one
-# process pinned to CORE, then each evaluated: the kept model (best.pt where the run wrote one, else
-# checkpoint.pt) at T = 5..12, 13, 20, 50, 100, 200, 500, 1000, 100 episodes each, actions sampled,
-# evaluation seed = training seed + 100,000 (the benchmark's rule), and probed (the count's weights, the
-# phase by cue segment). A finished run is not trained again; an unfinished one resumes.
+# process pinned to CORE (symbolic observations where a task has modes), then each evaluated: the
+# kept model (best.pt where the run wrote one, else checkpoint.pt) at T = 5..12, 13, 20, 50, 100, 200,
+# 500, 1000, 100 episodes each, actions sampled, evaluation seed = training seed + 100,000 (the
+# benchmark's rule), and probed (the count's weights, the phase by cue segment). A finished run is not
+# trained again; an unfinished one resumes.
 #
 #   bash scripts/experiments/count_student_queue.sh CORE AGENT "TASK:SEED ..." [RUNS_DIR] [DATA_DIR]
 #   e.g. bash scripts/experiments/count_student_queue.sh 0 count-student-return "ReadySetGo:0 TimeTrack:0"
@@ -14,7 +15,7 @@
 # probe go to DATA_DIR/<agent>/<task>-seed<k>.csv and -probe.md (default docs/data/count-student).
 set -euo pipefail
 if [ "${1:-}" = "--help" ] || [ "$#" -lt 3 ]; then
-  sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
   [ "${1:-}" = "--help" ] && exit 0 || exit 2
 fi
 cd "$(dirname "$0")"
@@ -33,9 +34,11 @@ for job in $3; do
         --no-progress >> "$dir.log" 2>&1
     fi
   else
+    obs=()  # symbolic observations where a task has modes, as the benchmark's protocol
+    case $task in TimeTrack | IntervalTiming) obs=(--obs symbolic) ;; esac
     taskset -c "$core" python -m nalu_rl.train --import count_student_variants --agent "$agent" \
-      --env-id "nalu_rl/$task-v0" --seed "$seed" --eval-episodes 0 --no-progress --logdir "$dir" \
-      > "$dir.log" 2>&1
+      --env-id "nalu_rl/$task-v0" "${obs[@]}" --seed "$seed" --eval-episodes 0 --no-progress \
+      --logdir "$dir" > "$dir.log" 2>&1
   fi
   kept=$dir/best.pt
   [ -f "$kept" ] || kept=$dir/checkpoint.pt

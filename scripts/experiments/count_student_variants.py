@@ -60,6 +60,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   their gradient stopped (the toggles' identity gradient had carried the student's losses into the
   encoder the teacher's LSTM reads), and whose entropy bonus stays at its start (falling to 0, it left
   a teacher that dipped unable to recover).
+- count-student-grid: count-student-apart-snapped without the pull of the count's weights to -1, 0
+  or +1 (unit `grid-only-nau`): the event counter's pull of each step's increment onto multiples of
+  1/2 remains, and an increment within 0.05 of one is used as exactly that.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ from nalu_rl.agents.catalog import LEARNED_COUNT, LEARNED_COUNT_TRAINING
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.registry import register_agent, register_core
 from nalu_rl.agents.wiring import MEMORY_SIGNAL
+from nalu_rl.units import SnappedNAU
+from nalu_rl.units.registry import register_unit
 
 
 class DetachedMemoryEventCounterCore(EventCounterCore):
@@ -181,6 +186,17 @@ class DetachedChangeToggleCore(ChangeToggleCore):
         return super().prepare({name: value.detach() for name, value in sequence.items()})
 
 
+class GridOnlyNAU(SnappedNAU):
+    """The snapped NAU without its weights' sparsity regulariser: with events that come with their
+    complements, the count is exact once what each phase adds is on the increments' grid (multiples
+    of 1/2, the event counter's own pull), whatever the weights that add it; the pull of each weight
+    to -1, 0 or +1 can hold a count off that grid (a step of -0.498 down and +0.574 up)."""
+
+    def regularizer(self):
+        return self.weight.new_zeros(())
+
+
+register_unit("grid-only-nau", GridOnlyNAU)
 register_core("event-counter-change-detached", DetachedChangeToggleCore)
 register_core("event-counter-detached-memory", DetachedMemoryEventCounterCore)
 register_core("event-counter-change", ChangeToggleCore)
@@ -331,6 +347,16 @@ _VARIANTS += (
         "count-student-snapped whose counter reads the encoder with its gradient stopped, with the "
         "entropy bonus kept at its start.",
         {**_SNAPPED[3], "entropy_coef_final": None},
+    ),
+)
+_APART_SNAPPED = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-grid",
+        replace(_APART_SNAPPED[1], unit="grid-only-nau"),
+        "count-student-apart-snapped whose count's weights are not pulled to -1, 0 or +1; only what "
+        "each step adds is pulled onto multiples of 1/2.",
+        _APART_SNAPPED[3],
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
