@@ -142,7 +142,7 @@ def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_st
     run = SimpleNamespace(
         model=model, config=config, counters=RunCounters(), window=window, steps=100,
         checkpoints=RunCheckpoints(tmp_path, 60.0), checkpoint_payload=lambda: {"steps": 100},
-        episodes_acting_as_trained_from=None,
+        episodes_acting_as_trained_from=0,
     )
     model.auxiliary_loss(torch.ones(1, 1), handover=0.5)
     assert not TrainingRun.save_if_best(run)  # the teacher still acts in half the policy

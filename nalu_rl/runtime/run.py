@@ -113,8 +113,9 @@ class TrainingRun:
         self.optimizer = build_optimizer(self.model, config)
         self.progress = RunProgress(config, ceilings, track_mmer=popgym)
         self.checkpoints = RunCheckpoints(logdir, config.checkpoint_interval_s)
-        # The episode count when the policy was first seen acting as trained (`save_if_best`).
-        self.episodes_acting_as_trained_from: int | None = None
+        # The episode count from which the policy has been seen acting as trained (`save_if_best`; None
+        # while it does not).
+        self.episodes_acting_as_trained_from: int | None = 0
         self.elapsed_before = 0.0
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
