@@ -296,67 +296,66 @@ _VARIANTS = (
     ),
 )
 _LATE_REGULARIZER = _VARIANTS[-1][3]
+# Each variant below changes one thing (or two, where said) of the one before it.
+_APART_CRITIC = replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",))
+_HANDOVER = replace(_APART_CRITIC, teacher_handover=True)
+_HANDOVER_TRAINING = {**_LATE_REGULARIZER, "total_steps": 5_000_000}
+_RETURN_TRAINING = {
+    **_HANDOVER_TRAINING,
+    "regularizer_gate_fall": 0.5,
+    "entropy_coef_final": 0.0,
+    "total_steps": 6_000_000,
+}
+_HELD = replace(_HANDOVER, teacher_held=True)
+_SNAPPED_TRAINING = {**_RETURN_TRAINING, "handover_steps": 1_000_000, "total_steps": 8_000_000}
+_APART_SNAPPED = replace(_HELD, counter="event-counter-change-detached")
+_APART_SNAPPED_TRAINING = {**_SNAPPED_TRAINING, "entropy_coef_final": None}
 _VARIANTS += (
     (
         "count-student-apart-critic",
-        replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",)),
+        _APART_CRITIC,
         "count-student-change-late whose critic reads the LSTM alone, not the count.",
         _LATE_REGULARIZER,
     ),
     (
         "count-student-handover",
-        replace(_LINEAR, counter="event-counter-change", critic_inputs=("memory",), teacher_handover=True),
+        _HANDOVER,
         "count-student-apart-critic handing the policy over to the student as the regulariser ramps in.",
-        {**_LATE_REGULARIZER, "total_steps": 5_000_000},
+        _HANDOVER_TRAINING,
     ),
-)
-_HANDOVER = _VARIANTS[-1]
-_VARIANTS += (
     (
         "count-student-return",
-        _HANDOVER[1],
+        _HANDOVER,
         "count-student-handover whose handover goes back when the training success falls below 0.5, "
         "with an entropy bonus that falls to 0 over 6M steps.",
-        {**_HANDOVER[3], "regularizer_gate_fall": 0.5, "entropy_coef_final": 0.0, "total_steps": 6_000_000},
+        _RETURN_TRAINING,
     ),
-)
-_RETURN = _VARIANTS[-1]
-_VARIANTS += (
     (
         "count-student-held",
-        replace(_RETURN[1], teacher_held=True),
+        _HELD,
         "count-student-return whose teacher gets no policy gradient while both heads act.",
-        _RETURN[3],
+        _RETURN_TRAINING,
     ),
-)
-_HELD = _VARIANTS[-1]
-_VARIANTS += (
     (
         "count-student-snapped",
-        _HELD[1],
-        "count-student-held whose handover starts once the regulariser has its full weight, over 1M steps, "
-        "in 8M steps.",
-        {**_HELD[3], "handover_steps": 1_000_000, "total_steps": 8_000_000},
+        _HELD,
+        "count-student-held whose handover starts once the regulariser has its full weight, over 1M "
+        "steps, in 8M steps.",
+        _SNAPPED_TRAINING,
     ),
-)
-_SNAPPED = _VARIANTS[-1]
-_VARIANTS += (
     (
         "count-student-apart-snapped",
-        replace(_SNAPPED[1], counter="event-counter-change-detached"),
+        _APART_SNAPPED,
         "count-student-snapped whose counter reads the encoder with its gradient stopped, with the "
         "entropy bonus kept at its start.",
-        {**_SNAPPED[3], "entropy_coef_final": None},
+        _APART_SNAPPED_TRAINING,
     ),
-)
-_APART_SNAPPED = _VARIANTS[-1]
-_VARIANTS += (
     (
         "count-student-grid",
-        replace(_APART_SNAPPED[1], unit="grid-only-nau"),
+        replace(_APART_SNAPPED, unit="grid-only-nau"),
         "count-student-apart-snapped whose count's weights are not pulled to -1, 0 or +1; only what "
         "each step adds is pulled onto multiples of 1/2.",
-        _APART_SNAPPED[3],
+        _APART_SNAPPED_TRAINING,
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
