@@ -30,6 +30,7 @@ from pathlib import Path
 import gymnasium
 
 import nalu_rl.envs  # noqa: F401  (registers the timing tasks)
+from nalu_rl.environment import task_options
 from nalu_rl.envs.rules import success_ceiling_exact
 from nalu_rl.stats import t_interval
 
@@ -39,9 +40,8 @@ Ceiling = Callable[[int], Fraction]
 def task_ceiling(env_id: str = "nalu_rl/TimeTrack-v0", size: int = 5) -> Ceiling:
     """The exact ceiling at delay T of a timing task: on a `size` x `size` grid for a grid task, the
     task's own `success_ceiling_exact` for one without a grid (the cue tasks)."""
-    env = gymnasium.make(env_id).unwrapped
-    if "size" not in env.metadata.get("task_options", ()):
-        return env.success_ceiling_exact
+    if "size" not in task_options(env_id):
+        return gymnasium.make(env_id).unwrapped.success_ceiling_exact
     env = gymnasium.make(env_id, obs_mode="symbolic", size=size).unwrapped
     return lambda delay: success_ceiling_exact(env.due_time(delay), size)
 

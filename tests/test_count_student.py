@@ -133,8 +133,7 @@ def test_the_handover_follows_the_ramp_it_is_given_only_where_the_wiring_asks() 
 def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_student_acts_alone(
     tmp_path: Path,
 ) -> None:
-    space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
-    model = make_agent("learned-count", space, 2, teacher_inputs=("memory",), teacher_handover=True)
+    model = make_agent("learned-count", _BOX, 2, teacher_inputs=("memory",), teacher_handover=True)
     config = Config(success_window=10)
     window = EpisodeWindow(10, [1.0], 0.9)
     window.add([5] * 10, [True] * 10, [1.0] * 10)
@@ -151,5 +150,5 @@ def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_st
     assert not TrainingRun.save_if_best(run)  # the window still holds episodes of the mixture
     run.counters.episodes = 50
     assert TrainingRun.save_if_best(run) and (tmp_path / BEST_CHECKPOINT).exists()
-    plain = make_agent("learned-count", space, 2, teacher_inputs=("memory",))
+    plain = make_agent("learned-count", _BOX, 2, teacher_inputs=("memory",))
     assert plain.acts_as_trained()  # a teacher that never hands over: every checkpoint is a candidate
