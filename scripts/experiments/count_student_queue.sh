@@ -6,7 +6,7 @@
 # kept model (best.pt where the run wrote one, else checkpoint.pt) at T = 5..12, 13, 20, 50, 100, 200,
 # 500, 1000, 100 episodes each, actions sampled, evaluation seed = training seed + 100,000 (the
 # benchmark's rule), and probed (the count's weights, the phase by cue segment). A finished run is not
-# trained again; an unfinished one resumes.
+# trained again; an unfinished one resumes. A run stopped before its budget (Ctrl-C) is not evaluated.
 #
 #   bash scripts/experiments/count_student_queue.sh CORE AGENT "TASK:SEED ..." [RUNS_DIR] [DATA_DIR]
 #   e.g. bash scripts/experiments/count_student_queue.sh 0 count-student-return "ReadySetGo:0 TimeTrack:0"
@@ -39,6 +39,10 @@ for job in $3; do
     taskset -c "$core" python -m nalu_rl.train --import count_student_variants --agent "$agent" \
       --env-id "nalu_rl/$task-v0" "${obs[@]}" --seed "$seed" --eval-episodes 0 --no-progress \
       --logdir "$dir" > "$dir.log" 2>&1
+  fi
+  if ! grep -q '"finished"' "$dir/run_status.json"; then
+    echo "$agent $task seed $seed: stopped before its budget (not evaluated); run the queue again to resume" >&2
+    exit 130
   fi
   kept=$dir/best.pt
   [ -f "$kept" ] || kept=$dir/checkpoint.pt
