@@ -14,6 +14,15 @@ side held fixed, reaches the student and through it the count and its events at 
 only at a rewarded press. The policy gradient reaches both heads through the mixture. The actor
 head reads the shared features (all its inputs but the count) with their gradient stopped, so that
 neither loss of the student moves the encoder or the memory the teacher acts on.
+
+Handed over by episodes instead (`by_episode`), the policy is one head's for a whole episode: the
+student's where the episode's draw u (uniform in [0, 1)) is below w, the teacher's otherwise. The draw
+lives in the recurrent state (`DRAW_STATE_NAMES`) and is made at each episode's start from the draw
+before it and the length of the episode before it, with integer arithmetic, so that the learner's
+replay of an unroll from its stored state makes the same draws as the actor did, on any device. The
+training success is then (1 - w) s_teacher + w s_student, without the dip of a per-step mixture
+whose two halves press at different steps; and the policy gradient of each episode reaches the head
+that played it alone.
 """
 
 from __future__ import annotations
@@ -26,6 +35,26 @@ from nalu_rl.agents.distributions import ActionSizes
 from nalu_rl.agents.losses import masked_mean
 from nalu_rl.units import run_in_float32
 
+# The state of a handover by episodes, each [B, 1] float32 holding an integer below 2 ** 24 (exact):
+# the episode's draw (u = draw / 2 ** 24) and the number of steps since the episode started.
+DRAW_STATE_NAMES = ("handover_draw", "handover_episode_steps")
+_DRAW_MODULUS = 2**24
+# A linear congruential step modulo 2 ** 24 (full period: the multiplier is 1 mod 4, the increment odd).
+_DRAW_MULTIPLIER = 1_664_525
+_DRAW_INCREMENT = 1_013_904_223
+
+
+def next_draws(draw: Tensor, episode_steps: Tensor, episode_start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """One step of the draws of B episodes: (draw [B, 1], steps [B, 1], episode_start [B]) -> (draw,
+    steps, u [B]) after it. Where an episode starts, its draw follows from the one before and that
+    episode's length (so that envs whose episodes differ in length draw apart); u is the draw in [0, 1)."""
+    start = episode_start.reshape(-1, 1).bool()
+    previous = draw.long() + episode_steps.long()
+    drawn = (previous * _DRAW_MULTIPLIER + _DRAW_INCREMENT) % _DRAW_MODULUS
+    draw = torch.where(start, drawn, draw.long())
+    steps = torch.where(start, torch.zeros_like(draw), episode_steps.long() + 1)
+    return draw.float(), steps.float(), draw.squeeze(-1).double() / _DRAW_MODULUS
+
 
 class CountStudent(nn.Module):
     """The teacher head and the handover: (student logits, teacher logits) -> the policy's logits.
@@ -33,19 +62,55 @@ class CountStudent(nn.Module):
     `teacher` maps the teacher's inputs to logits [..., A]; `handover` (a scalar buffer) is w above.
     `imitation_loss` is the masked mean of KL(teacher || student) over the steps, per action component
     summed. With `hold_teacher` the teacher's logits enter a mixture (0 < w < 1) with their gradient
-    stopped, so that only the student learns from the policy gradient while both act.
+    stopped, so that only the student learns from the policy gradient while both act. With
+    `by_episode` each episode is one head's (`episode_heads`), and the state holds the draws.
     """
 
-    def __init__(self, teacher: nn.Module, action_sizes: ActionSizes, hold_teacher: bool = False) -> None:
+    def __init__(
+        self,
+        teacher: nn.Module,
+        action_sizes: ActionSizes,
+        hold_teacher: bool = False,
+        by_episode: bool = False,
+    ) -> None:
         super().__init__()
         self.teacher = teacher
         self.action_sizes = action_sizes
         # Whether the teacher's logits enter a mixture (0 < w < 1) with their gradient stopped.
         self.hold_teacher = hold_teacher
+        # Whether each episode is played by one head, drawn at its start (else a per-step mixture).
+        self.by_episode = by_episode
         self.register_buffer("handover", torch.zeros(()))
 
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        """The names of the student's part of the recurrent state: the draws when by episode, else none."""
+        return DRAW_STATE_NAMES if self.by_episode else ()
+
+    def initial_state(self, batch_size: int, device: torch.device | str) -> tuple[Tensor, ...]:
+        """Zero draws and step counts [B, 1] for `batch_size` episodes (none unless by episode)."""
+        return tuple(torch.zeros(batch_size, 1, device=device) for _ in self.state_names)
+
+    def episode_heads(
+        self, episode_start: Tensor, state: tuple[Tensor, ...]
+    ) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """Which head plays each step of B episodes: episode_start [T, B] and the draws' state ->
+        (True where the student plays [T, B], the state after the last step)."""
+        draw, steps = state
+        student = []
+        weight = float(self.handover)
+        for start in episode_start.unbind(0):
+            draw, steps, uniform = next_draws(draw, steps, start)
+            student.append(uniform < weight)
+        return torch.stack(student), (draw, steps)
+
     @run_in_float32
-    def forward(self, student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
+    def forward(
+        self, student_logits: Tensor, teacher_logits: Tensor, student_plays: Tensor | None = None
+    ) -> Tensor:
+        """The policy's logits [T, B, A]; `student_plays` [T, B] (by episode) says which head plays."""
+        if student_plays is not None:
+            return torch.where(student_plays.unsqueeze(-1), student_logits.float(), teacher_logits.float())
         weight = float(self.handover)
         if weight <= 0.0:
             return teacher_logits.float()

@@ -72,7 +72,8 @@ class ActorCritic(nn.Module):
     `observation_preprocessing`.
     The state is a flat tuple of float tensors with a leading batch axis, in the order of
     `state_names`: the memory core's ("lstm_h", "lstm_c" for the LSTM) when there is one, then the
-    counter's (named after its unit) when there is a counter. `cores` holds the core modules
+    counter's (named after its unit) when there is a counter, then a separate critic's, then the
+    draws of a teacher's handover by episodes (`nalu_rl.agents.count_student`). `cores` holds the core modules
     (`nalu_rl.agents.cores`) by the signal of their slot ("memory", "count") in that order, as
     submodules: their layers, parameters and buffers are the model's (state_dict keys
     `cores.memory.*`, `cores.count.*`). `step_order` is the order in which they step; `unrolled_alone`
@@ -171,7 +172,9 @@ class ActorCritic(nn.Module):
         if wiring.teacher_inputs:
             teacher_width = sum(widths[name] for name in wiring.teacher_inputs)
             teacher = _head(teacher_width, logits_width(num_actions), wiring.teacher_hidden, 0.01)
-            self.student = CountStudent(teacher, num_actions, hold_teacher=wiring.teacher_held)
+            self.student = CountStudent(
+                teacher, num_actions, hold_teacher=wiring.teacher_held, by_episode=wiring.teacher_by_episode
+            )
         self._imitated: tuple[Tensor, Tensor] | None = None
         if wiring.critic_separate:
             self.critic = _separate_critic(wiring, encoder_names, encoded_spaces, widths)
@@ -180,6 +183,8 @@ class ActorCritic(nn.Module):
             self.critic = _head(
                 sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0
             )
+        if self.student is not None:
+            self.state_names += self.student.state_names
 
     @property
     def action_shape(self) -> tuple[int, ...]:
@@ -194,6 +199,8 @@ class ActorCritic(nn.Module):
         state = tuple(zeros for core in cores for zeros in core.initial_state(batch_size, device))
         if isinstance(self.critic, SeparateCritic):
             state += self.critic.initial_state(batch_size, device)
+        if self.student is not None:
+            state += self.student.initial_state(batch_size, device)
         return state
 
     def describe_state(self, state: tuple[Tensor, ...]) -> dict[str, Tensor]:
@@ -218,6 +225,11 @@ class ActorCritic(nn.Module):
         if self.feature_norm is not None:
             features = self.feature_norm(features)
         leading = episode_start.shape
+        self.describe_state(state)  # refuses a state of the wrong length
+        student_state: tuple[Tensor, ...] = ()
+        if self.student is not None and self.student.state_names:
+            split = len(state) - len(self.student.state_names)
+            state, student_state = state[:split], state[split:]
         if self.stimulus_width:
             # float32: bfloat16 features would round a T above 256
             stimulus = obs[STIMULUS_KEY].float().reshape(*leading, self.stimulus_width)
@@ -247,18 +259,21 @@ class ActorCritic(nn.Module):
             teacher_input = torch.cat([signals[name] for name in self.wiring.teacher_inputs], -1)
             teacher_logits = self.student.teacher(teacher_input)
             self._imitated = (logits, teacher_logits) if torch.is_grad_enabled() else None
-            logits = self.student(logits, teacher_logits)
+            student_plays = None
+            if student_state:
+                student_plays, student_state = self.student.episode_heads(episode_start, student_state)
+            logits = self.student(logits, teacher_logits, student_plays)
         if isinstance(self.critic, SeparateCritic):
             keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
             critic_state = state[len(next_state) :]
             memory = signals.get(MEMORY_SIGNAL)
             value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state, memory)
-            return logits, value, next_state + tuple(critic_state)
+            return logits, value, next_state + tuple(critic_state) + student_state
         critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
         if self.wiring.critic_detached:
             critic_input = critic_input.detach()
         value = self.critic(critic_input).squeeze(-1)
-        return logits, value, next_state
+        return logits, value, next_state + student_state
 
     def auxiliary_loss(self, mask: Tensor, handover: float = 0.0) -> Tensor:
         """The loss besides the actor-critic's of the last forward pass run with gradients, over its
@@ -289,7 +304,6 @@ class ActorCritic(nn.Module):
         """Step the cores through the sequence; adds their outputs [T, B, ...] to `signals` and returns
         the state after the last step (in `state_names` order).
         """
-        self.describe_state(state)  # refuses a state of the wrong length
         cores = tuple(self.cores.values())
         core_states, offset = {}, 0
         for core in cores:

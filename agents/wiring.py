@@ -70,6 +70,9 @@ class Wiring:
     teacher_held: with `teacher_handover`, whether the teacher's logits enter the policy with their
         gradient stopped while both heads act (0 < handover < 1): the presses that the student's share
         spoils then do not unteach the teacher, which acts again if the handover goes back.
+    teacher_by_episode: with `teacher_handover`, whether the policy hands over by episodes: each
+        episode is played by the student with probability w (the handover), by the teacher otherwise,
+        instead of a per-step mixture of the two (`nalu_rl.agents.count_student`).
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -95,6 +98,7 @@ class Wiring:
     teacher_hidden: int = 0
     teacher_handover: bool = False
     teacher_held: bool = False
+    teacher_by_episode: bool = False
     critic_own_memory: bool = True
 
     @property
@@ -166,6 +170,12 @@ class Wiring:
             raise ValueError("teacher_handover hands the policy over from a teacher: set teacher_inputs")
         if self.teacher_held and not self.teacher_handover:
             raise ValueError("teacher_held holds the teacher while it hands over: set teacher_handover")
+        if self.teacher_by_episode and not self.teacher_handover:
+            raise ValueError("teacher_by_episode hands over by episodes: set teacher_handover")
+        if self.teacher_by_episode and self.teacher_held:
+            raise ValueError(
+                "teacher_by_episode plays each episode by one head: teacher_held has no mixture to hold"
+            )
         if self.teacher_inputs and (self.count_mixture or self.count_as_action):
             raise ValueError("teacher_inputs teaches the actor head: not with a count read as an action")
         if self.critic_separate and not self.takes_separate_critic:

@@ -139,8 +139,13 @@ def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_st
     window.add([5] * 10, [True] * 10, [1.0] * 10)
     # TrainingRun.save_if_best reads these parts of a run only.
     run = SimpleNamespace(
-        model=model, config=config, counters=RunCounters(), window=window, steps=100,
-        checkpoints=RunCheckpoints(tmp_path, 60.0), checkpoint_payload=lambda: {"steps": 100},
+        model=model,
+        config=config,
+        counters=RunCounters(),
+        window=window,
+        steps=100,
+        checkpoints=RunCheckpoints(tmp_path, 60.0),
+        checkpoint_payload=lambda: {"steps": 100},
         episodes_acting_as_trained_from=0,
     )
     model.auxiliary_loss(torch.ones(1, 1), handover=0.5)
@@ -152,3 +157,76 @@ def test_a_handing_over_run_keeps_no_best_checkpoint_until_a_window_after_the_st
     assert TrainingRun.save_if_best(run) and (tmp_path / BEST_CHECKPOINT).exists()
     plain = make_agent("learned-count", _BOX, 2, teacher_inputs=("memory",))
     assert plain.acts_as_trained()  # a teacher that never hands over: every checkpoint is a candidate
+
+
+def _episode_handover_model(handover: float) -> torch.nn.Module:
+    torch.manual_seed(0)
+    model = make_agent(
+        "learned-count", _BOX, 2, teacher_inputs=("memory",), teacher_handover=True, teacher_by_episode=True
+    )
+    model.student.handover.fill_(handover)
+    return model
+
+
+def test_a_handover_by_episodes_plays_each_episode_by_one_head_and_replays_the_same_draws() -> None:
+    model = _episode_handover_model(0.5)
+    steps, envs = 60, 6
+    generator = torch.Generator().manual_seed(1)
+    obs = {"observation": torch.randn(steps, envs, 4, generator=generator)}
+    starts = torch.rand(steps, envs, generator=generator) < 0.15
+    starts[0] = True
+    assert model.state_names[-2:] == ("handover_draw", "handover_episode_steps")
+    with torch.no_grad():
+        whole, _, whole_state = model(obs, starts, model.initial_state(envs))
+        state, stepped = model.initial_state(envs), []
+        for t in range(steps):  # as an actor steps, one observation at a time
+            logits, _, state = model({"observation": obs["observation"][t : t + 1]}, starts[t : t + 1], state)
+            stepped.append(logits)
+        student_heads, _ = model.student.episode_heads(starts, model.initial_state(envs)[-2:])
+    torch.testing.assert_close(torch.cat(stepped), whole)  # the learner's replay draws as the actor did
+    for ours, theirs in zip(state, whole_state, strict=True):
+        torch.testing.assert_close(ours, theirs)
+    episode = starts.long().cumsum(0)
+    for env in range(envs):
+        for number in episode[:, env].unique():
+            heads = student_heads[episode[:, env] == number, env]
+            assert bool((heads == heads[0]).all())  # one head for the whole episode
+    assert 0 < float(student_heads.float().mean()) < 1  # both heads play at w = 1/2
+
+
+def test_the_share_of_episodes_the_student_plays_follows_the_handover() -> None:
+    from nalu_rl.agents.count_student import next_draws
+
+    envs, generator = 256, torch.Generator().manual_seed(2)
+    draw, steps = torch.zeros(envs, 1), torch.zeros(envs, 1)
+    draws = []
+    for _ in range(400):
+        start = torch.rand(envs, generator=generator) < 0.1
+        draw, steps, uniform = next_draws(draw, steps, start)
+        draws.append(uniform[start])
+    draws = torch.cat(draws)
+    assert float(draws.min()) >= 0.0 and float(draws.max()) < 1.0
+    for weight in (0.1, 0.5, 0.9):
+        assert float((draws < weight).double().mean()) == pytest.approx(weight, abs=0.03)
+    model = _episode_handover_model(0.0)
+    for handover, student_share in ((0.0, 0.0), (1.0, 1.0)):
+        model.student.handover.fill_(handover)
+        heads, _ = model.student.episode_heads(
+            torch.ones(3, 4, dtype=torch.bool), model.initial_state(4)[-2:]
+        )
+        assert float(heads.float().mean()) == student_share
+
+
+def test_a_handover_by_episodes_needs_a_handover_and_holds_no_teacher() -> None:
+    with pytest.raises(ValueError, match="teacher_by_episode"):
+        make_agent("learned-count", _BOX, 2, teacher_inputs=("memory",), teacher_by_episode=True)
+    with pytest.raises(ValueError, match="teacher_held"):
+        make_agent(
+            "learned-count",
+            _BOX,
+            2,
+            teacher_inputs=("memory",),
+            teacher_handover=True,
+            teacher_held=True,
+            teacher_by_episode=True,
+        )

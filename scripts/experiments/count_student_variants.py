@@ -63,6 +63,11 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-grid: count-student-apart-snapped without the pull of the count's weights to -1, 0
   or +1 (unit `grid-only-nau`): the event counter's pull of each step's increment onto multiples of
   1/2 remains, and an increment within 0.05 of one is used as exactly that.
+- count-student-episodes: count-student-grid handing over by episodes (`Wiring.teacher_by_episode`:
+  each episode is played by the student with probability w, by the teacher otherwise, so the teacher
+  needs no holding), with the gate closing again below a training success of 0.6 instead of 0.5 (two
+  changes: without a mixture's dip, a fall to 0.6 is a student that fails, and 0.5 is chance on a
+  two-way answer).
 """
 
 from __future__ import annotations
@@ -356,6 +361,12 @@ _VARIANTS += (
         "count-student-apart-snapped whose count's weights are not pulled to -1, 0 or +1; only what "
         "each step adds is pulled onto multiples of 1/2.",
         _APART_SNAPPED_TRAINING,
+    ),
+    (
+        "count-student-episodes",
+        replace(_APART_SNAPPED, unit="grid-only-nau", teacher_held=False, teacher_by_episode=True),
+        "count-student-grid handing over by episodes, its gate closing again below a success of 0.6.",
+        {**_APART_SNAPPED_TRAINING, "regularizer_gate_fall": 0.6},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
