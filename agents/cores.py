@@ -9,6 +9,8 @@ Per step t, with x_t the concat of a core's inputs (the contract: `nalu_rl.agent
                    z_t = lambda * z_{t-1} + gamma * B x_t, m_t = Re(C z_t) + D x_t    "count" = m_t
   event_counter  EventCounterCore "event-counter": m_t = m_{t-1} + U(s_t) + snap(U(e_t)), the
                    events e_t learned binary gates (learned-count's counter)   "count" = [m_t, e_t, p_t]
+  change_counter ChangeCounterCore "change-counter": the event counter whose phase bits toggle where
+                   the observation changes, m_t = m_{t-1} + U(s_t) + snap(U(p_t))   "count" = [m_t, p_t, p_t]
   value_count    ValueCountCore "value-count": n_t = n_{t-1} + one_hot(argmax(W_e x_t)), a count
                    per learned value, read as c_t = snap(sigmoid(W_r x_t)) . n_t   "count" = [c_t, n_t]
                  FeatureCountsCore "feature-counts": n_t = n_{t-1} + [x_t, one_hot(argmax(W_e x_t))],
@@ -20,6 +22,7 @@ autocast, so that the count stays exact (bfloat16 holds integers exactly only up
 Every core class is its own factory, called as a user's is: (inputs, input_widths, size, wiring).
 """
 
+from nalu_rl.agents.change_counter import ChangeCounterCore
 from nalu_rl.agents.counter_cores import AccumulatorCore, LinearRecurrenceCore, RecurrentUnitCore
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.memory_cores import GRUCore, LSTMCore
@@ -33,5 +36,6 @@ register_core("accumulator", AccumulatorCore)
 register_core("recurrent", RecurrentUnitCore)
 register_core("linear-recurrence", LinearRecurrenceCore)
 register_core("event-counter", EventCounterCore)
+register_core("change-counter", ChangeCounterCore)
 register_core("value-count", ValueCountCore)
 register_core("feature-counts", FeatureCountsCore)

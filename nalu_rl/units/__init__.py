@@ -4,7 +4,7 @@ base.py       ArithmeticUnit: the weight parameters, extra_repr and regulariser 
               run_in_float32, for what must stay exact under reduced precision
 nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, SnappedNAU,
-              sparsity_regularizer, regularizer_scale, snap_to_integers, snap_to_grid
+              GridNAU, sparsity_regularizer, regularizer_scale, snap_to_integers, snap_to_grid
 gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
 grid.py       GridSnap: values near a grid used as exactly the grid's, and its pull towards the grid
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
@@ -20,6 +20,7 @@ from nalu_rl.units.nau import (
     NAU,
     NMU,
     ClampedUnit,
+    GridNAU,
     SignedNAU,
     SnappedNAU,
     regularizer_scale,
@@ -46,6 +47,7 @@ __all__ = [
     "ArithmeticUnit",
     "BinaryGate",
     "ClampedUnit",
+    "GridNAU",
     "GridSnap",
     "RecurrentUnit",
     "SignedNAU",

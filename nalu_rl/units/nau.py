@@ -149,6 +149,21 @@ class SnappedNAU(NAU):
         return sparsity_regularizer(super().weight)
 
 
+class GridNAU(SnappedNAU):
+    """The snapped NAU without its weights' sparsity regulariser: its weights are free in [-1, 1].
+
+    Where what a count adds is pulled onto a grid elsewhere (the event counter's `GridSnap`, multiples
+    of 1/2) and every event comes with its complement, the count is exact once each step's increment
+    is on that grid, whatever the weights that add it; the pull of each weight to -1, 0 or +1 can
+    hold a count off the grid instead (a step of -0.498 down and +0.574 up, in the journal of
+    2026-12-07, "Increments on the grid, weights free").
+    """
+
+    def regularizer(self) -> Tensor:
+        """None: a zero scalar."""
+        return self.weight.new_zeros(())
+
+
 class NMU(ClampedUnit):
     """Neural Multiplication Unit: y_j = prod_i (W_ji * x_i + 1 - W_ji), W clamped to [0, 1]."""
 

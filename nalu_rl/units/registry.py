@@ -20,7 +20,7 @@ from nalu_rl.units.base import ArithmeticUnit
 from nalu_rl.units.gate import BinaryGate
 from nalu_rl.units.grid import GridSnap
 from nalu_rl.units.nac import NAC, NALU
-from nalu_rl.units.nau import NAU, NMU, ClampedUnit, SignedNAU, SnappedNAU
+from nalu_rl.units.nau import NAU, NMU, ClampedUnit, GridNAU, SignedNAU, SnappedNAU
 
 ARITHMETIC_UNITS: dict[str, type[ArithmeticUnit]] = {}
 
@@ -92,6 +92,7 @@ for _name, _unit in (
     ("nalu", NALU),
     ("nau", NAU),
     ("snap-nau", SnappedNAU),
+    ("grid-nau", GridNAU),
     ("signed-nau", SignedNAU),
     ("nmu", NMU),
 ):

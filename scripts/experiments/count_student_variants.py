@@ -77,10 +77,11 @@ from dataclasses import replace
 import torch
 
 from nalu_rl.agents.catalog import LEARNED_COUNT, LEARNED_COUNT_TRAINING
+from nalu_rl.agents.change_counter import ChangeCounterCore
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.registry import register_agent, register_core
 from nalu_rl.agents.wiring import MEMORY_SIGNAL
-from nalu_rl.units import SnappedNAU
+from nalu_rl.units import GridNAU
 from nalu_rl.units.registry import register_unit
 
 
@@ -183,26 +184,10 @@ class ChangeToggleCore(PhaseCountCore):
         return output, (*inner, previous)
 
 
-class DetachedChangeToggleCore(ChangeToggleCore):
-    """The change-toggle core reading its inputs with their gradient stopped: neither the student's
-    imitation nor its policy gradient moves the encoder that the teacher's LSTM reads."""
-
-    def prepare(self, sequence):
-        return super().prepare({name: value.detach() for name, value in sequence.items()})
-
-
-class GridOnlyNAU(SnappedNAU):
-    """The snapped NAU without its weights' sparsity regulariser: with events that come with their
-    complements, the count is exact once what each phase adds is on the increments' grid (multiples
-    of 1/2, the event counter's own pull), whatever the weights that add it; the pull of each weight
-    to -1, 0 or +1 can hold a count off that grid (a step of -0.498 down and +0.574 up)."""
-
-    def regularizer(self):
-        return self.weight.new_zeros(())
-
-
-register_unit("grid-only-nau", GridOnlyNAU)
-register_core("event-counter-change-detached", DetachedChangeToggleCore)
+# The last variants' counter and unit are the library's: the change counter ("change-counter") and the
+# grid NAU ("grid-nau"), under the names the journal's runs used.
+register_unit("grid-only-nau", GridNAU)
+register_core("event-counter-change-detached", ChangeCounterCore)
 register_core("event-counter-detached-memory", DetachedMemoryEventCounterCore)
 register_core("event-counter-change", ChangeToggleCore)
 register_core("event-counter-phase-count", PhaseCountCore)
