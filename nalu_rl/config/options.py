@@ -264,6 +264,14 @@ class Config:
         "a teacher's handover (Wiring.teacher_handover): 0, it follows the regulariser's ramp; N > 0, it "
         "ramps from 0 to 1 over N steps from the step at which the regulariser reaches its full weight",
     )
+    handover_earned: float = _option(
+        "learner",
+        0.0,
+        "0: the handover's ramp (--handover-steps) follows the steps; r in (0, 1]: with a teacher handing "
+        "over by episodes, the student plays 1/10 of the episodes from the ramp's start and the ramp "
+        "advances only while the student's recent success in its own episodes is at least r times the "
+        "teacher's in theirs (learner runtime)",
+    )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

@@ -60,6 +60,8 @@ def validate_runtime(config: Config) -> None:
             f"--regularizer-gate-success {config.regularizer_gate_success:g} needs --runtime learner "
             "(with hogwild give --regularizer-gate-success 0)"
         )
+    if config.runtime == "hogwild" and config.handover_earned:
+        raise InputError("--handover-earned needs --runtime learner (hogwild workers share no outcomes)")
     if config.runtime == "hogwild" and config.algo == "ppo":
         raise InputError("--algo ppo runs on --runtime learner; --runtime hogwild takes --algo a3c")
     if config.runtime == "hogwild" and config.return_norm:
@@ -105,6 +107,10 @@ def validate_learner(config: Config) -> None:
     if not 0 < config.unit_lr_scale < float("inf"):  # also rejects NaN
         raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
     _require_non_negative(config, ("handover_steps",))
+    if not 0.0 <= config.handover_earned <= 1.0:
+        raise InputError(f"--handover-earned must be 0 or in (0, 1], got {config.handover_earned:g}")
+    if config.handover_earned and not config.handover_steps:
+        raise InputError("--handover-earned advances the ramp of --handover-steps N: set N > 0")
 
 
 def validate_run(config: Config) -> None:

@@ -57,11 +57,6 @@ class DeviceActor:
         return RolloutBatch.from_tensors(self.slot, self.initial_state, self.policy_versions)
 
 
-def record_unroll(run: TrainingRun, batch: RolloutBatch) -> None:
-    """Count an unroll's steps and bring the episodes that ended in it to the host for the window."""
-    run.record_steps(batch.num_steps, *batch.ended_episodes())
-
-
 @contextlib.contextmanager
 def torch_threads(count: int) -> Iterator[None]:
     """Within the block, torch computes on the CPU with `count` threads."""
@@ -98,9 +93,11 @@ def train_device(run: TrainingRun, uniforms: Any = DeviceUniforms) -> None:
         started = time.perf_counter()
         with torch_threads(acting_threads):
             batch = actor.unroll()
-        record_unroll(run, batch)
+        run.record_batch(batch)
         acted = time.perf_counter()
         run.add_busy_time("actor", acted - started)
-        run.record_update(learner.update(batch, run.regularizer_steps(), config.entropy_coef_at(run.steps)))
+        steps = run.regularizer_steps()
+        entropy_coef = config.entropy_coef_at(run.steps)
+        run.record_update(learner.update(batch, steps, entropy_coef, run.handover(steps)))
         run.record_policy_lag(no_lag)
         run.add_busy_time("learner", time.perf_counter() - acted)

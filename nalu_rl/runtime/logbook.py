@@ -66,6 +66,11 @@ class LogBook:
         scalars["runtime/actor_restarts"] = counters.worker_restarts
         if config.regularizer_gate_fall:
             scalars["runtime/regularizer_closings"] = counters.regularizer_closings
+        if progress.earned_handover is not None:
+            for head in ("student", "teacher"):
+                success = progress.earned_handover.success(head)
+                if success is not None:
+                    scalars[f"handover/{head}_success"] = success
         scalars["runtime/updates"] = progress.updates
         busy = {role: seconds - self.last_busy_seconds[role] for role, seconds in self.busy_seconds.items()}
         scalars["runtime/learner_busy"] = busy["learner"] / interval

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from nalu_rl.mmer import MaxMeanEpisodicReward
+from nalu_rl.runtime.handover import EarnedHandover
 from nalu_rl.runtime.monitor import EpisodeWindow
 from nalu_rl.runtime.stop_rule import RunCounters
 
@@ -32,6 +33,8 @@ class RunProgress:
         self.first_batch_steps = 0
         # POPGym's score of the run (nalu_rl.mmer), kept on a POPGym env only (None elsewhere).
         self.mmer = MaxMeanEpisodicReward() if track_mmer else None
+        # A teacher's handover earned by its student (--handover-earned; None otherwise).
+        self.earned_handover = EarnedHandover(config) if config.handover_earned else None
 
     def restore(self, payload: dict[str, Any]) -> None:
         """Continue the counts of a checkpoint payload (`state` wrote them)."""
@@ -48,6 +51,8 @@ class RunProgress:
                 if stored is not None
                 else MaxMeanEpisodicReward(start_steps=self.steps)
             )
+        if self.earned_handover is not None and payload.get("earned_handover") is not None:
+            self.earned_handover.restore(payload["earned_handover"])
 
     def state(self) -> dict[str, Any]:
         """The counts a checkpoint keeps (-1: the regulariser's gate has not opened), and the MMER's
@@ -58,6 +63,7 @@ class RunProgress:
             "updates": self.updates,
             "regularizer_opened_at": -1 if opened_at is None else opened_at,
             "mmer": None if self.mmer is None else self.mmer.state(),
+            "earned_handover": None if self.earned_handover is None else self.earned_handover.state(),
         }
 
     def record_steps(
@@ -108,6 +114,13 @@ class RunProgress:
                 return -1
             self.regularizer_opened_at = self.steps
         return self.steps - self.regularizer_opened_at
+
+    def handover(self, regularizer_steps: int) -> float | None:
+        """The earned handover's value after `regularizer_steps` of the regulariser's ramp (-1: its
+        gate is closed), or None where the handover follows the steps (`runtime.update.ramps`)."""
+        if self.earned_handover is None:
+            return None
+        return self.earned_handover.value(regularizer_steps)
 
     def _success_fell(self) -> bool:
         """Whether the gate is open and the recent success (a full window) is below the gate's fall."""

@@ -28,8 +28,9 @@ from nalu_rl.agents.separate_critic import wiring_with_critic
 from nalu_rl.checkpoint import build_model, upgrade_model_state
 from nalu_rl.config import Config
 from nalu_rl.environment import RunEnvironment
-from nalu_rl.errors import CheckpointError
+from nalu_rl.errors import CheckpointError, InputError
 from nalu_rl.mmer import is_popgym_env
+from nalu_rl.runtime.handover import outcomes_by_head
 from nalu_rl.runtime.logbook import LogBook
 from nalu_rl.runtime.monitor import Dashboard
 from nalu_rl.runtime.normalization import RewardNormalizer
@@ -112,6 +113,12 @@ class TrainingRun:
         self.model.to(self.device)
         self.optimizer = build_optimizer(self.model, config)
         self.progress = RunProgress(config, ceilings, track_mmer=popgym)
+        student = getattr(self.model, "student", None)
+        if config.handover_earned and not (student is not None and student.by_episode):
+            raise InputError(
+                "--handover-earned needs an agent whose teacher hands over by episodes "
+                f"(Wiring.teacher_by_episode); {config.agent!r} has none"
+            )
         self.checkpoints = RunCheckpoints(logdir, config.checkpoint_interval_s)
         # The episode count from which the policy has been seen acting as trained (`save_if_best`; None
         # while it does not).
@@ -202,6 +209,7 @@ class TrainingRun:
             "updates": progress["updates"],
             "regularizer_opened_at": progress["regularizer_opened_at"],
             "mmer": progress["mmer"],
+            "earned_handover": progress["earned_handover"],
             "elapsed_seconds": self.elapsed_seconds(),
             "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer else None,
             "best": self.checkpoints.best_record(),
@@ -242,8 +250,12 @@ class TrainingRun:
         return int(self.rng.integers(0, 2**31 - 1))
 
     def record_batch(self, batch: RolloutBatch) -> None:
-        """Count the steps of a batch and add the episodes that ended in it to the window."""
+        """Count the steps of a batch and add the episodes that ended in it to the window (and, for an
+        earned handover, to each head's)."""
         self.progress.record_steps(batch.num_steps, *batch.ended_episodes())
+        if self.progress.earned_handover is not None:
+            by_head = outcomes_by_head(self.model, batch)
+            self.progress.earned_handover.record(batch.num_steps, *by_head)
 
     def record_steps(
         self, steps: int, delays: np.ndarray, successes: np.ndarray, returns: np.ndarray
@@ -255,6 +267,11 @@ class TrainingRun:
     def regularizer_steps(self) -> int:
         """The steps the regulariser's ramp has counted (`RunProgress.regularizer_steps`; -1: none)."""
         return self.progress.regularizer_steps()
+
+    def handover(self, regularizer_steps: int) -> float | None:
+        """The earned handover's value after `regularizer_steps` (`RunProgress.handover`), None where
+        the handover follows the steps."""
+        return self.progress.handover(regularizer_steps)
 
     def record_update(self, metrics: dict[str, float] | None) -> None:
         """Account for an update: its metrics when applied, None when it was skipped because its

@@ -45,12 +45,15 @@ class BatchTargets(NamedTuple):
         return BatchTargets(*(part.index_select(1, envs.to(part.device)) for part in self))
 
 
-def ramps(config: Any, steps: int) -> tuple[float, float]:
+def ramps(config: Any, steps: int, handover: float | None = None) -> tuple[float, float]:
     """The regulariser's ramp after `steps` of its steps (-1: its gate is closed), 0 to 1 (its share of
-    its weight), and a teacher's handover: the same ramp, or with --handover-steps N one that rises
-    over N steps from the regulariser's end step."""
+    its weight), and a teacher's handover: `handover` where given (an earned handover,
+    `runtime.handover`), else the same ramp, or with --handover-steps N one that rises over N steps
+    from the regulariser's end step."""
     start, end = config.regularizer_start_steps, config.regularizer_end_steps
     ramp = regularizer_scale(steps, start, end, 1.0)
+    if handover is not None:
+        return ramp, handover
     if not config.handover_steps:
         return ramp, ramp
     return ramp, regularizer_scale(steps, end, end + config.handover_steps, 1.0)
@@ -91,6 +94,7 @@ def compute_loss(
     steps: int = 0,
     targets: BatchTargets | None = None,
     entropy_coef: float | None = None,
+    handover: float | None = None,
 ) -> tuple[Any, dict[str, float]]:
     """The loss of one batch under `config.algo` (the A3C loss, or PPO's clipped surrogate); returns
     the total loss and its parts as floats.
@@ -100,7 +104,8 @@ def compute_loss(
     terminated, and steps whose action the env ignored (NEXT_STEP autoreset) are masked out of the
     loss. The arithmetic units' regulariser enters with the weight `regularizer_scale` gives it after
     `steps` environment steps; the entropy bonus with the weight `entropy_coef` (by default
-    `config.entropy_coef`, the weight at the start of a run).
+    `config.entropy_coef`, the weight at the start of a run); a teacher's handover is `handover`
+    where given (`ramps`).
     """
     length = batch.actions.shape[0]
     if entropy_coef is None:
@@ -147,7 +152,7 @@ def compute_loss(
             action_sizes=model.num_actions,
         )
     regularizer = model.regularizer()
-    ramp, handover = ramps(config, steps)
+    ramp, handover = ramps(config, steps, handover)
     regularizer_weight = config.regularizer_weight * ramp
     auxiliary = model.auxiliary_loss(mask, handover=handover)
     total = terms.total + regularizer_weight * regularizer + auxiliary
@@ -228,26 +233,33 @@ class Learner:
         clamp_unit_weights_(self.model)
 
     def update(
-        self, batch: RolloutBatch, steps: int = 0, entropy_coef: float | None = None
+        self,
+        batch: RolloutBatch,
+        steps: int = 0,
+        entropy_coef: float | None = None,
+        handover: float | None = None,
     ) -> dict[str, float] | None:
         """Learn from `batch` after `steps` steps of the regulariser's ramp, with the entropy bonus's
-        weight `entropy_coef` (default the config's starting one): one gradient step (A3C) or the
-        PPO epochs; None when a loss or gradient was NaN/inf (the update stops there)."""
+        weight `entropy_coef` (default the config's starting one) and a teacher's `handover` where
+        given (`ramps`): one gradient step (A3C) or the PPO epochs; None when a loss or gradient was
+        NaN/inf (the update stops there)."""
         self.model.train()
         if self.reward_normalizer is not None:
             self.reward_normalizer.update(batch.discounted_return[~batch.ignored])
             batch = dataclasses.replace(batch, rewards=self.reward_normalizer.normalize(batch.rewards))
         if self.config.algo == "ppo":
-            metrics = self._ppo_update(batch, steps, entropy_coef)
+            metrics = self._ppo_update(batch, steps, entropy_coef, handover)
         else:
-            total, metrics = compute_loss(self.model, batch, self.config, steps, entropy_coef=entropy_coef)
+            total, metrics = compute_loss(
+                self.model, batch, self.config, steps, entropy_coef=entropy_coef, handover=handover
+            )
             metrics = guarded_update(self.model, total, metrics, self.config.max_grad_norm, self._step)
         if metrics is not None and self.reward_normalizer is not None:
             metrics["loss/return_scale"] = self.reward_normalizer.scale
         return metrics
 
     def _ppo_update(
-        self, batch: RolloutBatch, steps: int, entropy_coef: float | None
+        self, batch: RolloutBatch, steps: int, entropy_coef: float | None, handover: float | None
     ) -> dict[str, float] | None:
         config = self.config
         length, num_envs = batch.rewards.shape  # actions are [T, N, K] for MultiDiscrete actions
@@ -261,8 +273,9 @@ class Learner:
         count = 0
         for _ in range(config.ppo_epochs):
             for envs in torch.randperm(num_envs).chunk(minibatches):
+                columns, column_targets = batch.columns(envs), targets.columns(envs)
                 total, metrics = compute_loss(
-                    self.model, batch.columns(envs), config, steps, targets.columns(envs), entropy_coef
+                    self.model, columns, config, steps, column_targets, entropy_coef, handover
                 )
                 applied = guarded_update(self.model, total, metrics, config.max_grad_norm, self._step)
                 if applied is None:

@@ -1,0 +1,113 @@
+"""The earned handover (`nalu_rl.runtime.handover`, --handover-earned): the student takes over only
+as fast as it keeps up with the teacher."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nalu_rl.config import Config
+from nalu_rl.config.validation import validate
+from nalu_rl.errors import InputError
+from nalu_rl.runtime.handover import HEAD_WINDOW, MIN_EPISODES, TRIAL_SHARE, EarnedHandover
+from nalu_rl.runtime.update import ramps
+
+_CONFIG = Config(
+    regularizer_start_steps=100, regularizer_end_steps=300, handover_steps=1000, handover_earned=0.9
+)
+
+
+def _outcomes(successes: int, episodes: int = MIN_EPISODES) -> np.ndarray:
+    return np.arange(episodes) < successes
+
+
+def test_the_student_plays_a_trial_share_once_the_regularizer_is_full_and_takes_over_as_it_keeps_up() -> None:
+    handover = EarnedHandover(_CONFIG)
+    assert handover.value(-1) == 0.0 and handover.value(299) == 0.0  # the gate closed; the ramp not full
+    assert handover.value(300) == TRIAL_SHARE
+    # The student at 0.5 against a teacher at 1.0: below 0.9 of it, the ramp holds.
+    handover.record(200, _outcomes(50), _outcomes(100))
+    assert handover.success("student") == 0.5 and handover.success("teacher") == 1.0
+    assert handover.value(500) == TRIAL_SHARE and handover.clock == 0
+    # Its recent episodes reach 0.95 (the window keeps the last HEAD_WINDOW): the ramp advances by them.
+    handover.record(600, _outcomes(HEAD_WINDOW * 19 // 20, HEAD_WINDOW), _outcomes(100))
+    assert handover.success("student") == pytest.approx(0.95)
+    assert handover.clock == 600 and handover.value(1000) == pytest.approx(0.6)
+    handover.record(600, _outcomes(HEAD_WINDOW, HEAD_WINDOW), np.zeros(0, bool))
+    assert handover.value(2000) == 1.0
+
+
+def test_the_earned_handover_waits_for_enough_episodes_and_starts_again_where_the_gate_closes() -> None:
+    handover = EarnedHandover(_CONFIG)
+    handover.value(300)
+    handover.record(500, _outcomes(MIN_EPISODES - 1, MIN_EPISODES - 1), _outcomes(0))
+    assert handover.success("student") is None and handover.clock == 0  # too few of its episodes
+    handover.record(500, _outcomes(1, 1), _outcomes(0))
+    assert handover.clock == 500
+    assert handover.value(-1) == 0.0  # the regulariser's gate closed
+    assert handover.clock == 0 and handover.success("student") is None
+    restored = EarnedHandover(_CONFIG)
+    handover.value(300)
+    handover.record(100, _outcomes(MIN_EPISODES), _outcomes(MIN_EPISODES))
+    restored.restore(handover.state())
+    assert restored.clock == handover.clock == 100 and restored.value(300) == handover.value(300)
+
+
+def test_an_earned_handover_is_passed_to_the_update_instead_of_the_steps_ramp() -> None:
+    assert ramps(_CONFIG, 500) == (1.0, 0.2)
+    assert ramps(_CONFIG, 500, handover=0.1) == (1.0, 0.1)
+    for wrong, message in (
+        (Config(handover_steps=100, handover_earned=1.5), "handover-earned"),
+        (Config(handover_earned=0.9), "--handover-steps"),
+        (
+            Config(handover_steps=100, handover_earned=0.9, runtime="hogwild", regularizer_gate_success=0.0),
+            "learner",
+        ),
+    ):
+        with pytest.raises(InputError, match=message):
+            validate(wrong)
+
+
+def test_a_run_hands_over_by_earning_it_and_resumes_its_clock(tmp_path: Path) -> None:
+    experiments = Path(__file__).resolve().parents[1] / "scripts" / "experiments"
+    command = [
+        sys.executable, "-m", "nalu_rl.train", "--import", "count_student_variants",
+        "--agent", "count-student-episodes", "--env-id", "nalu_rl/ReadySetGo-v0", "--total-steps", "60000",
+        "--regularizer-gate-success", "0", "--regularizer-gate-fall", "0", "--regularizer-start-steps", "0",
+        "--regularizer-end-steps", "5000", "--handover-steps", "20000", "--handover-earned", "0.01",
+        "--actors", "1", "--eval-episodes", "0", "--no-progress", "--logdir", str(tmp_path / "run"),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=experiments, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    payload = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    assert payload["earned_handover"]["started"]
+    # A student that keeps up with 1/100 of the teacher's success (or a teacher that never succeeds,
+    # this early) takes over: the clock ran through the batches.
+    assert payload["earned_handover"]["clock"] > 0
+    wrong = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nalu_rl.train",
+            "--agent",
+            "lstm",
+            "--handover-steps",
+            "10",
+            "--handover-earned",
+            "0.5",
+            "--total-steps",
+            "1000",
+            "--logdir",
+            str(tmp_path / "lstm"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert wrong.returncode == 2 and "teacher hands over by episodes" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
