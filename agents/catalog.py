@@ -86,6 +86,23 @@ LEARNED_COUNT = replace(
     SIGNED_COUNT, counter="event-counter", counter_inputs=_ENCODER_AND_STIMULUS, unit="snap-nau"
 )
 
+# learned-count taught by a head on the LSTM (agents/count_student.py): a linear teacher head on the
+# LSTM's h learns the training range as `lstm` does; the actor head (the student: the MLP on the
+# encoder and the count) imitates it at every step, and the policy passes to the student by episodes,
+# as fast as the student keeps up (--handover-earned). The count's phase bits toggle where the
+# observation changes, so that cues open and close the intervals it counts (agents/change_counter.py);
+# what it adds a step is pulled onto multiples of 1/2, its weights are free (the grid NAU). The critic
+# reads the LSTM alone. Its tuning: docs/journal/2026-12-07-count-student-handover.md.
+TAUGHT_COUNT = replace(
+    LEARNED_COUNT,
+    counter="change-counter",
+    unit="grid-nau",
+    critic_inputs=("memory",),
+    teacher_inputs=("memory",),
+    teacher_handover=True,
+    teacher_by_episode=True,
+)
+
 # A count per learned value, read at the value the observation asks about (POPGym's Count Recall: a card
 # dealt and a card asked about per step). 16 counts cover Count Recall Hard's 13 values; the actor reads
 # the count asked for as the index of its answer (`count_as_action`), so a count it has not met in
@@ -160,6 +177,20 @@ LEARNED_COUNT_TRAINING = {
     "regularizer_gate_success": 0.25,
     "total_steps": 10_000_000,
     "entropy_coef_final": 0.0,
+}
+
+# taught-count's: the regulariser enters once the teacher's success reaches 0.9 (and leaves again below
+# 0.6), the handover starts at its full weight and ramps over 1M steps as the student earns it; the
+# entropy bonus stays at its start; 10M steps, no stop at the target.
+TAUGHT_COUNT_TRAINING = {
+    **LEARNED_COUNT_TRAINING,
+    "entropy_coef_final": None,
+    "regularizer_gate_success": 0.9,
+    "regularizer_gate_fall": 0.6,
+    "regularizer_start_steps": 500_000,
+    "regularizer_end_steps": 1_500_000,
+    "handover_steps": 1_000_000,
+    "handover_earned": 0.9,
 }
 
 _AGENTS = (
@@ -295,6 +326,13 @@ _AGENTS = (
         "observation and a few phase bits) plus the raw stimulus; the actor reads it clamped, with "
         "the events. The default agent.",
         LEARNED_COUNT_TRAINING,
+    ),
+    (
+        "taught-count",
+        TAUGHT_COUNT,
+        "learned-count taught by a head on the LSTM: the count's phase toggles where the observation "
+        "changes, its head imitates the teacher and is handed the policy by episodes as it keeps up.",
+        TAUGHT_COUNT_TRAINING,
     ),
     (
         "nau-ff",

@@ -74,15 +74,14 @@ def test_an_earned_handover_is_passed_to_the_update_instead_of_the_steps_ramp() 
 
 
 def test_a_run_hands_over_by_earning_it_and_resumes_its_clock(tmp_path: Path) -> None:
-    experiments = Path(__file__).resolve().parents[1] / "scripts" / "experiments"
     command = [
-        sys.executable, "-m", "nalu_rl.train", "--import", "count_student_variants",
-        "--agent", "count-student-episodes", "--env-id", "nalu_rl/ReadySetGo-v0", "--total-steps", "60000",
+        sys.executable, "-m", "nalu_rl.train", "--agent", "taught-count",
+        "--env-id", "nalu_rl/ReadySetGo-v0", "--total-steps", "60000",
         "--regularizer-gate-success", "0", "--regularizer-gate-fall", "0", "--regularizer-start-steps", "0",
         "--regularizer-end-steps", "5000", "--handover-steps", "20000", "--handover-earned", "0.01",
         "--actors", "1", "--eval-episodes", "0", "--no-progress", "--logdir", str(tmp_path / "run"),
     ]  # fmt: skip
-    done = subprocess.run(command, cwd=experiments, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     payload = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
     assert payload["earned_handover"]["started"]
