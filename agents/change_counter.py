@@ -16,7 +16,7 @@ with U the wiring's unit and `snap` the event counter's pull of each increment o
 the loss's gradient to z_t unchanged (straight-through without the sigmoid's factor) and starts off
 (b_p = -1). The gates read their inputs with the gradient stopped: neither the student's imitation
 nor its policy gradient moves the encoder that a teacher's LSTM reads (`count_student`).
-W_p x_{t-1} is kept in the state ("event_previous"). The event gate of the event counter is not used.
+W_p x_{t-1} is kept in the state ("event_previous"). It has no event gate: its events are its phase.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class ChangeCounterCore(EventCounterCore):
     """Phase bits that toggle on the observation's change, counted by an exact sum (module docstring)."""
 
     TOGGLE_BIAS = -1.0
+    LEARNS_EVENTS = False
 
     def __init__(self, inputs, input_widths, size, wiring) -> None:
         super().__init__(inputs, input_widths, size, wiring)

@@ -45,6 +45,8 @@ class EventCounterCore(CounterCore):
     """
 
     EVENTS = 2
+    # Whether the events are learned by a gate of their own (a subclass may make them otherwise).
+    LEARNS_EVENTS = True
     PHASE_BITS = 2
     EVENT_BIAS = 1.0
     INCREMENT_GRID = 0.5
@@ -71,14 +73,26 @@ class EventCounterCore(CounterCore):
         if self.gate_input_width < 1:
             raise ValueError("the event counter needs an input to learn its events from")
         self.phase_gate = BinaryGate(self.gate_input_width + self.PHASE_BITS, self.PHASE_BITS)
-        self.event_gate = BinaryGate(
-            self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS
+        self.event_gate = (
+            BinaryGate(self.gate_input_width + self.PHASE_BITS, self.EVENTS, initial_bias=self.EVENT_BIAS)
+            if self.LEARNS_EVENTS
+            else None
         )
         self.counter_unit = make_unit(wiring.unit, self.stimulus_width + 2 * self.EVENTS, size)
         self.increment_snap = GridSnap(self.INCREMENT_GRID, self.INCREMENT_TOLERANCE, self.INCREMENT_BOUND)
         # What every step applies, derived from the parameters by `prepare` (`_derived_weights`).
         self._weights: _EventCounterWeights | None = None
         self._weights_key: tuple | None = None
+
+    @property
+    def gates(self) -> tuple[BinaryGate, ...]:
+        """The phase gate, and the event gate where the events are learned by one."""
+        return (self.phase_gate,) if self.event_gate is None else (self.phase_gate, self.event_gate)
+
+    @property
+    def learned_events(self) -> int:
+        """The width of the event gate's output: EVENTS, or 0 without an event gate."""
+        return self.EVENTS if self.event_gate is not None else 0
 
     @property
     def sequence_inputs(self) -> tuple[str, ...]:
@@ -108,7 +122,7 @@ class EventCounterCore(CounterCore):
     def prepare(self, sequence: dict[str, Tensor]) -> Tensor:
         """Per step, [what the stimulus adds to the count (a linear unit; else the raw stimulus), the
         gates' pre-activations from x_t]: [T, B, ...]."""
-        for gate in (self.phase_gate, self.event_gate):
+        for gate in self.gates:
             gate.forget_pre_activations()
         self.increment_snap.forget_values()
         # The gates read the stimulus saturated, so a T of 1000 looks to them like one of 5.
@@ -136,7 +150,7 @@ class EventCounterCore(CounterCore):
             if key == self._weights_key:
                 return self._weights
         width, sequence_width = self.gate_input_width, self.sequence_input_width
-        gates = (self.phase_gate, self.event_gate)
+        gates = self.gates
         from_stimulus = from_events = None
         if self.counter_unit.is_linear:
             from_stimulus, from_events = self.counter_unit.weight.split(
@@ -147,7 +161,7 @@ class EventCounterCore(CounterCore):
             from_memory=torch.cat([gate.linear.weight[:, sequence_width:width] for gate in gates]),
             from_x_bias=torch.cat([gate.linear.bias for gate in gates]),
             phase_to_phase=self.phase_gate.linear.weight[:, width:].T,
-            phase_to_events=self.event_gate.linear.weight[:, width:].T,
+            phase_to_events=None if self.event_gate is None else self.event_gate.linear.weight[:, width:].T,
             from_stimulus=from_stimulus,
             from_events=from_events,
         )
@@ -163,7 +177,7 @@ class EventCounterCore(CounterCore):
             memory = torch.cat([signals[name].float() for name in self.reads_cores], -1)
             phase_from_memory, event_from_memory = nn.functional.linear(
                 memory, self._weights.from_memory
-            ).split([self.PHASE_BITS, self.EVENTS], dim=-1)
+            ).split([self.PHASE_BITS, self.learned_events], dim=-1)
             phase_from_x = phase_from_x + phase_from_memory
             event_from_x = event_from_x + event_from_memory
         phase = self.next_phase(phase_from_x, phase)
@@ -203,7 +217,7 @@ class EventCounterCore(CounterCore):
         the unit is not linear; the phase gate's pre-activation from x; the event gate's)."""
         linear = self._weights.from_events is not None
         return prepared.split(
-            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.EVENTS], dim=-1
+            [self.state_size if linear else self.stimulus_width, self.PHASE_BITS, self.learned_events], dim=-1
         )
 
     def _increment(self, from_stimulus: Tensor, events: Tensor) -> Tensor:
@@ -225,7 +239,7 @@ class _EventCounterWeights(NamedTuple):
     from_x_bias: Tensor
     from_memory: Tensor  # both gates' weights on the memory's h_t (no columns where it is not read)
     phase_to_phase: Tensor  # [PHASE_BITS, PHASE_BITS], applied as p_{t-1} @ it
-    phase_to_events: Tensor  # [PHASE_BITS, EVENTS], applied as p_t @ it
+    phase_to_events: Tensor | None  # [PHASE_BITS, EVENTS], applied as p_t @ it (None: no event gate)
     from_stimulus: Tensor | None  # a linear unit's weights on the stimulus and on the events' pairs
     from_events: Tensor | None
 

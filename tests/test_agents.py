@@ -47,7 +47,7 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
         assert named[model.cores["memory"].state_names[0]].shape == (batch, wiring.memory_size)
     if wiring.counter == "linear-recurrence":
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
-    elif wiring.counter in ("event-counter", "value-count"):  # states named after what they hold
+    elif wiring.counter in ("event-counter", "change-counter", "value-count"):  # named after what they hold
         assert named[model.cores["count"].state_names[0]].shape == (batch, wiring.counter_size)
     elif wiring.counter == "feature-counts":  # a count per feature, then per learned event
         features = model.cores["count"].input_features
@@ -112,7 +112,8 @@ def test_gradients_reach_every_parameter(name: str, mode: str) -> None:
     )
     weights = torch.randn(steps, batch, 5, generator=torch.Generator().manual_seed(3))
     (logits * weights).sum().backward(retain_graph=True)
-    value.sum().backward()
+    # A student head (taught-count) learns from its imitation of the teacher while the teacher acts.
+    (value.sum() + model.auxiliary_loss(torch.ones(steps, batch))).backward()
     for parameter_name, parameter in model.named_parameters():
         assert parameter.grad is not None, f"{parameter_name} got no gradient"
         assert parameter.grad.abs().sum() > 0, f"{parameter_name} got an all-zero gradient"

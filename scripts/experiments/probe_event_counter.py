@@ -143,10 +143,13 @@ def count_weights(model: torch.nn.Module) -> str:
         if isinstance(module, EventCounterCore):
             unit = module.counter_unit
             weight = unit.effective_weight() if hasattr(unit, "effective_weight") else unit.weight
-            gate = module.event_gate.linear
+            events = "events are the phase bits"
+            if module.event_gate is not None:
+                events = (
+                    f"event gate bias {np.round(module.event_gate.linear.bias.detach().numpy(), 3).tolist()}"
+                )
             return (
-                f"count weights {np.round(weight.detach().numpy(), 3).tolist()}; "
-                f"event gate bias {np.round(gate.bias.detach().numpy(), 3).tolist()}, "
+                f"count weights {np.round(weight.detach().numpy(), 3).tolist()}; {events}, "
                 f"phase gate bias {np.round(module.phase_gate.linear.bias.detach().numpy(), 3).tolist()}"
             )
     raise InputError("the checkpoint's agent has no event counter")
@@ -173,7 +176,7 @@ def initial_spread(agent: str, env_id: str, seeds: int = 5) -> None:
             if model.feature_norm is not None:
                 features = model.feature_norm(features)
             width_x = core.sequence_input_width
-            gates = (core.phase_gate, core.event_gate)
+            gates = core.gates
             change = max(
                 (features @ gate.linear.weight[:, :width_x].T)[1:]
                 .sub((features @ gate.linear.weight[:, :width_x].T)[:1])
