@@ -112,11 +112,21 @@ def upgrade_model_state(model: torch.nn.Module, state: dict[str, Any]) -> dict[s
     renamed to today's: a core's parts sat at the model's top (`lstm_input.weight`, `counter_unit.W`)
     and sit now under its slot (`cores.memory.lstm_input.weight`, `cores.count.counter_unit.W`).
 
-    Keys the model has pass unchanged, so a current checkpoint comes back as it is.
+    The weights of an event gate that a change counter carried unused (`cores.count.event_gate.*`,
+    before `EventCounterCore.LEARNS_EVENTS`) are dropped where the model has no event gate. Keys the
+    model has pass unchanged, so a current checkpoint comes back as it is.
     """
     current = model.state_dict().keys()
     moved = {key.split(".", 2)[2]: key for key in current if key.startswith("cores.") and key.count(".") >= 2}
-    return {(key if key in current else moved.get(key, key)): value for key, value in state.items()}
+    unused = _UNUSED_EVENT_GATE if not any(key.startswith(_UNUSED_EVENT_GATE) for key in current) else None
+    return {
+        (key if key in current else moved.get(key, key)): value
+        for key, value in state.items()
+        if unused is None or not key.startswith(unused)
+    }
+
+
+_UNUSED_EVENT_GATE = "cores.count.event_gate."
 
 
 def load_agent(

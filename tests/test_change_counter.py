@@ -88,3 +88,18 @@ def test_the_grid_nau_adds_as_the_snapped_nau_without_a_pull_on_its_weights() ->
     torch.testing.assert_close(grid(x), snapped(x))
     assert float(snapped.regularizer().detach()) > 0.0
     assert float(grid.regularizer()) == 0.0
+
+
+def test_a_checkpoint_of_a_change_counter_that_carried_an_event_gate_loads_without_it() -> None:
+    from nalu_rl.agents import make_agent
+    from nalu_rl.checkpoint import upgrade_model_state
+    from nalu_rl.envs import ReadySetGoEnv
+
+    model = make_agent("taught-count", ReadySetGoEnv().observation_space, 2)
+    state = dict(model.state_dict())
+    state["cores.count.event_gate.linear.weight"] = torch.zeros(2, 4)
+    state["cores.count.event_gate.linear.bias"] = torch.zeros(2)
+    model.load_state_dict(upgrade_model_state(model, state))  # strict: no key left over
+    learned = make_agent("learned-count", ReadySetGoEnv().observation_space, 2)
+    kept = upgrade_model_state(learned, dict(learned.state_dict()))
+    assert "cores.count.event_gate.linear.weight" in kept  # a learned event gate stays
