@@ -92,7 +92,8 @@ LEARNED_COUNT = replace(
 # as fast as the student keeps up (--handover-earned). The count's phase bits toggle where the
 # observation changes, so that cues open and close the intervals it counts (agents/change_counter.py);
 # what it adds a step is pulled onto multiples of 1/2, its weights are free (the grid NAU). The critic
-# reads the LSTM alone. Its tuning: docs/journal/2026-12-07-count-student-handover.md.
+# reads the LSTM and which head plays the episode. Its tuning:
+# docs/journal/2026-12-07-count-student-handover.md.
 TAUGHT_COUNT = replace(
     LEARNED_COUNT,
     counter="change-counter",
@@ -101,6 +102,7 @@ TAUGHT_COUNT = replace(
     teacher_inputs=("memory",),
     teacher_handover=True,
     teacher_by_episode=True,
+    critic_reads_head=True,
 )
 
 # A count per learned value, read at the value the observation asks about (POPGym's Count Recall: a card

@@ -181,7 +181,10 @@ class ActorCritic(nn.Module):
             self.state_names += self.critic.state_names
         else:
             self.critic = _head(
-                sum(widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0
+                sum(widths[name] for name in wiring.critic_inputs) + int(wiring.critic_reads_head),
+                1,
+                wiring.critic_hidden,
+                1.0,
             )
         if self.student is not None:
             self.state_names += self.student.state_names
@@ -255,11 +258,11 @@ class ActorCritic(nn.Module):
         if self.count_mixture is not None:
             query = torch.cat([signals[name] for name in self.query_inputs], -1)
             logits = self.count_mixture(query, signals[COUNT_SIGNAL], logits)
+        student_plays = None
         if self.student is not None:
             teacher_input = torch.cat([signals[name] for name in self.wiring.teacher_inputs], -1)
             teacher_logits = self.student.teacher(teacher_input)
             self._imitated = (logits, teacher_logits) if torch.is_grad_enabled() else None
-            student_plays = None
             if student_state:
                 student_plays, student_state = self.student.episode_heads(episode_start, student_state)
             logits = self.student(logits, teacher_logits, student_plays)
@@ -270,6 +273,9 @@ class ActorCritic(nn.Module):
             value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state, memory)
             return logits, value, next_state + tuple(critic_state) + student_state
         critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
+        if self.wiring.critic_reads_head:
+            # The value of an episode is that of the head playing it: the critic is told which.
+            critic_input = torch.cat([critic_input, student_plays.unsqueeze(-1).to(critic_input.dtype)], -1)
         if self.wiring.critic_detached:
             critic_input = critic_input.detach()
         value = self.critic(critic_input).squeeze(-1)

@@ -73,6 +73,8 @@ class Wiring:
     teacher_by_episode: with `teacher_handover`, whether the policy hands over by episodes: each
         episode is played by the student with probability w (the handover), by the teacher otherwise,
         instead of a per-step mixture of the two (`nalu_rl.agents.count_student`).
+    critic_reads_head: with `teacher_by_episode`, whether the critic also reads which head plays the
+        episode (1: the student): the value of an episode is that of the policy playing it.
     """
 
     memory_inputs: tuple[str, ...] = ()
@@ -99,6 +101,7 @@ class Wiring:
     teacher_handover: bool = False
     teacher_held: bool = False
     teacher_by_episode: bool = False
+    critic_reads_head: bool = False
     critic_own_memory: bool = True
 
     @property
@@ -172,6 +175,11 @@ class Wiring:
             raise ValueError("teacher_held holds the teacher while it hands over: set teacher_handover")
         if self.teacher_by_episode and not self.teacher_handover:
             raise ValueError("teacher_by_episode hands over by episodes: set teacher_handover")
+        if self.critic_reads_head and (not self.teacher_by_episode or self.critic_separate):
+            raise ValueError(
+                "critic_reads_head reads who plays an episode: it needs teacher_by_episode, "
+                "and a critic head of the model's own (not critic_separate)"
+            )
         if self.teacher_by_episode and self.teacher_held:
             raise ValueError(
                 "teacher_by_episode plays each episode by one head: teacher_held has no mixture to hold"

@@ -230,3 +230,33 @@ def test_a_handover_by_episodes_needs_a_handover_and_holds_no_teacher() -> None:
             teacher_held=True,
             teacher_by_episode=True,
         )
+
+
+def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_head() -> None:
+    model = _episode_handover_model(0.0)
+    steps, envs = 5, 3
+    obs = {"observation": torch.randn(steps, envs, 4, generator=torch.Generator().manual_seed(4))}
+    starts = torch.zeros(steps, envs, dtype=torch.bool)
+    starts[0] = True
+    values = {}
+    for reads_head in (False, True):
+        torch.manual_seed(0)
+        critic_model = make_agent(
+            "learned-count",
+            _BOX,
+            2,
+            teacher_inputs=("memory",),
+            teacher_handover=True,
+            teacher_by_episode=True,
+            critic_reads_head=reads_head,
+        )
+        with torch.no_grad():
+            for handover in (0.0, 1.0):  # every episode the teacher's, then every one the student's
+                critic_model.student.handover.fill_(handover)
+                _, value, _ = critic_model(obs, starts, critic_model.initial_state(envs))
+                values[reads_head, handover] = value
+    torch.testing.assert_close(values[False, 0.0], values[False, 1.0])
+    assert (values[True, 0.0] - values[True, 1.0]).abs().min() > 0
+    with pytest.raises(ValueError, match="critic_reads_head"):
+        make_agent("learned-count", _BOX, 2, critic_reads_head=True)
+    assert model.wiring.critic_reads_head is False

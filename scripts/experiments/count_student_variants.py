@@ -72,6 +72,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   student plays 1/10 of the episodes from the step the regulariser reaches its full weight, and the
   handover's 1M-step ramp advances only while the student's recent success in its own episodes is at
   least 0.9 of the teacher's; 10M steps (the benchmark's budget) instead of 8M, for the practice.
+- count-student-head: count-student-earned whose critic also reads which head plays the episode
+  (`Wiring.critic_reads_head`): a critic that saw mostly the teacher's episodes valued the student's
+  as the teacher's.
 """
 
 from __future__ import annotations
@@ -367,6 +370,15 @@ _VARIANTS += (
             "handover_earned": 0.9,
             "total_steps": 10_000_000,
         },
+    ),
+)
+_EARNED = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-head",
+        replace(_EARNED[1], critic_reads_head=True),
+        "count-student-earned whose critic reads which head plays the episode.",
+        _EARNED[3],
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
