@@ -75,6 +75,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-head: count-student-earned whose critic also reads which head plays the episode
   (`Wiring.critic_reads_head`): a critic that saw mostly the teacher's episodes valued the student's
   as the teacher's.
+- count-student-slow-unit: count-student-head whose count's unit trains at the learning rate of the
+  rest (--unit-lr-scale 1, not 10): students that played well fell at once, their increments off
+  the grid.
 """
 
 from __future__ import annotations
@@ -379,6 +382,12 @@ _VARIANTS += (
         replace(_EARNED[1], critic_reads_head=True),
         "count-student-earned whose critic reads which head plays the episode.",
         _EARNED[3],
+    ),
+    (
+        "count-student-slow-unit",
+        replace(_EARNED[1], critic_reads_head=True),
+        "count-student-head whose count's unit trains at the learning rate of the rest.",
+        {**_EARNED[3], "unit_lr_scale": 1.0},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
