@@ -13,9 +13,11 @@
 #
 # Run folders RUNS_DIR/<agent>-<task>-seed<k> (default runs/count-student); the evaluation's CSV and the
 # probe go to DATA_DIR/<agent>/<task>-seed<k>.csv and -probe.md (default docs/data/count-student).
+# TRAIN_ARGS (in the environment) are added to each new run's train command, e.g.
+# TRAIN_ARGS="--log-interval-s 0.5" for a finer TensorBoard log.
 set -euo pipefail
 if [ "${1:-}" = "--help" ] || [ "$#" -lt 3 ]; then
-  sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
   [ "${1:-}" = "--help" ] && exit 0 || exit 2
 fi
 cd "$(dirname "$0")"
@@ -38,7 +40,7 @@ for job in $3; do
     case $task in TimeTrack | IntervalTiming) obs=(--obs symbolic) ;; esac
     taskset -c "$core" python -m nalu_rl.train --import count_student_variants --agent "$agent" \
       --env-id "nalu_rl/$task-v0" "${obs[@]}" --seed "$seed" --eval-episodes 0 --no-progress \
-      --logdir "$dir" > "$dir.log" 2>&1
+      --logdir "$dir" ${TRAIN_ARGS:-} > "$dir.log" 2>&1
   fi
   if ! grep -q '"finished"' "$dir/run_status.json"; then
     echo "$agent $task seed $seed: stopped before its budget (not evaluated); run the queue again to resume" >&2
