@@ -78,6 +78,8 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-slow-unit: count-student-head whose count's unit trains at the learning rate of the
   rest (--unit-lr-scale 1, not 10): students that played well fell at once, their increments off
   the grid.
+- count-student-clip: count-student-head whose gradient is clipped at norm 5 (--max-grad-norm 5, not
+  40): the falls of students and teachers came with gradient norms of 38-341.
 """
 
 from __future__ import annotations
@@ -388,6 +390,12 @@ _VARIANTS += (
         replace(_EARNED[1], critic_reads_head=True),
         "count-student-head whose count's unit trains at the learning rate of the rest.",
         {**_EARNED[3], "unit_lr_scale": 1.0},
+    ),
+    (
+        "count-student-clip",
+        replace(_EARNED[1], critic_reads_head=True),
+        "count-student-head whose gradient is clipped at norm 5.",
+        {**_EARNED[3], "max_grad_norm": 5.0},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
