@@ -110,3 +110,27 @@ def test_a_run_hands_over_by_earning_it_and_resumes_its_clock(tmp_path: Path) ->
     )
     assert wrong.returncode == 2 and "teacher hands over by episodes" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
+    from nalu_rl.agents import make_agent
+    from nalu_rl.envs import ReadySetGoEnv
+    from nalu_rl.runtime.update import guarded_update
+
+    torch.manual_seed(0)
+    model = make_agent("taught-count", ReadySetGoEnv().observation_space, 2)
+    obs = {"cues": torch.rand(6, 3, 2)}
+    starts = torch.zeros(6, 3, dtype=torch.bool)
+    starts[0] = True
+    logits, value, _ = model(obs, starts, model.initial_state(3))
+    loss = logits.square().mean() + value.square().mean() + model.auxiliary_loss(torch.ones(6, 3))
+    metrics = guarded_update(model, loss, {"loss/total": float(loss.detach())}, 0.001, lambda: None)
+    parts = {name: norm for name, norm in metrics.items() if name.startswith("grad_norm/")}
+    assert {"grad_norm/encoder", "grad_norm/cores.memory", "grad_norm/cores.count", "grad_norm/actor"} <= set(
+        parts
+    )
+    assert "grad_norm/student.teacher" in parts and "grad_norm/critic" in parts
+    # The parts' norms make up the whole (measured before the clip at 0.001).
+    assert sum(norm**2 for norm in parts.values()) ** 0.5 == pytest.approx(
+        metrics["loss/grad_norm"], rel=1e-4
+    )

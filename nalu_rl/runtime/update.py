@@ -195,13 +195,32 @@ def guarded_update(
         return None
     model.zero_grad(set_to_none=True)
     total_loss.backward()
+    part_norms = gradient_norms_by_part(model)
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
     if not torch.isfinite(grad_norm):
         model.zero_grad(set_to_none=True)
         return None
     apply_gradients()
     metrics["loss/grad_norm"] = float(grad_norm)
+    metrics.update(part_norms)
     return metrics
+
+
+def gradient_norms_by_part(model: torch.nn.Module) -> dict[str, float]:
+    """The norm of the gradient of each part of the model before clipping, as "grad_norm/<part>": a
+    part is a parameter name's first component, or its first two under "cores" and "student"
+    ("cores.count", "student.teacher"), so that one can tell where a large update comes from."""
+    parts: dict[str, list[torch.Tensor]] = {}
+    for name, parameter in model.named_parameters():
+        if parameter.grad is None:
+            continue
+        components = name.split(".")
+        depth = 2 if components[0] in ("cores", "student") and len(components) > 2 else 1
+        parts.setdefault(".".join(components[:depth]), []).append(parameter.grad.detach().float().norm())
+    if not parts:
+        return {}
+    norms = torch.stack([torch.stack(norms).square().sum().sqrt() for norms in parts.values()]).tolist()
+    return {f"grad_norm/{part}": norm for part, norm in zip(parts, norms, strict=True)}
 
 
 class Learner:
