@@ -138,7 +138,7 @@ def test_actor_count_clip_hides_counts_beyond_the_clip_from_the_actor_only() -> 
 def test_actor_count_clip_is_off_by_default_and_validated() -> None:
     # The catalog's own agents: an example module another test imported may have registered more.
     clipped = {name for name in CATALOG_AGENT_NAMES if agent_wiring(name).actor_count_clip}
-    assert clipped == {"nau-saturated-count", "signed-count", "learned-count"}
+    assert clipped == {"nau-saturated-count", "signed-count", "learned-count", "taught-count"}
     older = agent_wiring("nau-scalar-count").to_dict()
     del older["actor_count_clip"]
     assert Wiring.from_dict(older).actor_count_clip == 0.0

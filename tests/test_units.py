@@ -130,7 +130,8 @@ def test_nac_has_no_bias():
 def test_gradients_match_finite_differences_in_float64(name):
     torch.manual_seed(1)
     unit = make_unit(name, 4, 3).double()
-    if name in ("nau", "snap-nau", "nmu"):  # keep the raw weights off the clamp's (and the snap's) kinks
+    # Keep the raw weights off the clamp's (and the snap's) kinks.
+    if name in ("nau", "snap-nau", "grid-nau", "nmu"):
         with torch.no_grad():
             unit.W.uniform_(0.1, 0.9)
     x = (torch.rand(5, 4, dtype=torch.float64) + 0.5).requires_grad_()  # away from |x|'s kink at 0
