@@ -172,9 +172,7 @@ def learn(run: TrainingRun, learner: Learner, batch: RolloutBatch, weights: Weig
     started = time.perf_counter()
     run.record_batch(batch)
     lags = weights.version - batch.policy_versions
-    steps = run.regularizer_steps()
-    entropy_coef = run.config.entropy_coef_at(run.steps)
-    metrics = learner.update(batch.to(run.device), steps, entropy_coef, run.handover(steps))
+    metrics = learner.update(batch.to(run.device), *run.update_schedule())
     run.record_update(metrics)
     if metrics is not None:
         weights.publish(run.model)

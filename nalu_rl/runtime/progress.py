@@ -115,13 +115,6 @@ class RunProgress:
             self.regularizer_opened_at = self.steps
         return self.steps - self.regularizer_opened_at
 
-    def handover(self, regularizer_steps: int) -> float | None:
-        """The earned handover's value after `regularizer_steps` of the regulariser's ramp (-1: its
-        gate is closed), or None where the handover follows the steps (`runtime.update.ramps`)."""
-        if self.earned_handover is None:
-            return None
-        return self.earned_handover.value(regularizer_steps)
-
     def _success_fell(self) -> bool:
         """Whether the gate is open and the recent success (a full window) is below the gate's fall."""
         if self.regularizer_opened_at is None or not self.regularizer_gate_fall or not self.window.full:

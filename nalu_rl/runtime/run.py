@@ -268,10 +268,14 @@ class TrainingRun:
         """The steps the regulariser's ramp has counted (`RunProgress.regularizer_steps`; -1: none)."""
         return self.progress.regularizer_steps()
 
-    def handover(self, regularizer_steps: int) -> float | None:
-        """The earned handover's value after `regularizer_steps` (`RunProgress.handover`), None where
-        the handover follows the steps."""
-        return self.progress.handover(regularizer_steps)
+    def update_schedule(self) -> tuple[int, float, float | None]:
+        """What the next update learns with (`Learner.update`'s arguments after the batch): the steps
+        of the regulariser's ramp (-1: its gate is closed), the entropy bonus's weight now, and an
+        earned handover's value (None where the handover follows the steps)."""
+        steps = self.progress.regularizer_steps()
+        earned = self.progress.earned_handover
+        handover = None if earned is None else earned.value(steps)
+        return steps, self.config.entropy_coef_at(self.steps), handover
 
     def record_update(self, metrics: dict[str, float] | None) -> None:
         """Account for an update: its metrics when applied, None when it was skipped because its
