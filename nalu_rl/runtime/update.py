@@ -195,32 +195,34 @@ def guarded_update(
         return None
     model.zero_grad(set_to_none=True)
     total_loss.backward()
-    part_norms = gradient_norms_by_part(model)
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    named = [(name, weight) for name, weight in model.named_parameters() if weight.grad is not None]
+    # One norm per parameter serves both the clip's total and each part's norm.
+    norms = [torch.linalg.vector_norm(weight.grad.detach()) for _, weight in named]
+    grad_norm = torch.nn.utils.get_total_norm(norms) if norms else torch.zeros(())
     if not torch.isfinite(grad_norm):
         model.zero_grad(set_to_none=True)
         return None
+    torch.nn.utils.clip_grads_with_norm_([weight for _, weight in named], max_grad_norm, grad_norm)
     apply_gradients()
     metrics["loss/grad_norm"] = float(grad_norm)
-    metrics.update(part_norms)
+    metrics.update(gradient_norms_by_part([name for name, _ in named], norms))
     return metrics
 
 
-def gradient_norms_by_part(model: torch.nn.Module) -> dict[str, float]:
-    """The norm of the gradient of each part of the model before clipping, as "grad_norm/<part>": a
-    part is a parameter name's first component, or its first two under "cores" and "student"
-    ("cores.count", "student.teacher"), so that one can tell where a large update comes from."""
+def gradient_norms_by_part(names: list[str], norms: list[torch.Tensor]) -> dict[str, float]:
+    """The norm of the gradient of each part of the model before clipping, as "grad_norm/<part>",
+    from the parameters' names and their gradients' norms: a part is a name's first component, or
+    its first two under "cores" and "student" ("cores.count", "student.teacher"), so that one can
+    tell where a large update comes from."""
     parts: dict[str, list[torch.Tensor]] = {}
-    for name, parameter in model.named_parameters():
-        if parameter.grad is None:
-            continue
+    for name, norm in zip(names, norms, strict=True):
         components = name.split(".")
         depth = 2 if components[0] in ("cores", "student") and len(components) > 2 else 1
-        parts.setdefault(".".join(components[:depth]), []).append(parameter.grad.detach().float().norm())
+        parts.setdefault(".".join(components[:depth]), []).append(norm)
     if not parts:
         return {}
-    norms = torch.stack([torch.stack(norms).square().sum().sqrt() for norms in parts.values()]).tolist()
-    return {f"grad_norm/{part}": norm for part, norm in zip(parts, norms, strict=True)}
+    part_norms = torch.stack([torch.nn.utils.get_total_norm(norms) for norms in parts.values()]).tolist()
+    return {f"grad_norm/{part}": norm for part, norm in zip(parts, part_norms, strict=True)}
 
 
 class Learner:
