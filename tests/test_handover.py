@@ -134,3 +134,25 @@ def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
     assert sum(norm**2 for norm in parts.values()) ** 0.5 == pytest.approx(
         metrics["loss/grad_norm"], rel=1e-4
     )
+
+
+def test_clipping_by_part_bounds_each_part_on_its_own() -> None:
+    from nalu_rl.agents import make_agent
+    from nalu_rl.envs import ReadySetGoEnv
+    from nalu_rl.runtime.update import guarded_update, model_parts
+
+    torch.manual_seed(0)
+    model = make_agent("taught-count", ReadySetGoEnv().observation_space, 2)
+    obs = {"cues": torch.rand(6, 3, 2)}
+    starts = torch.zeros(6, 3, dtype=torch.bool)
+    starts[0] = True
+    logits, value, _ = model(obs, starts, model.initial_state(3))
+    loss = logits.square().mean() + value.square().mean() + model.auxiliary_loss(torch.ones(6, 3))
+    metrics = guarded_update(model, loss, {"loss/total": float(loss.detach())}, 1e-3, lambda: None, True)
+    named = [(name, weight) for name, weight in model.named_parameters() if weight.grad is not None]
+    for part, indices in model_parts([name for name, _ in named]).items():
+        clipped = torch.nn.utils.get_total_norm([named[index][1].grad for index in indices])
+        before = metrics[f"grad_norm/{part}"]
+        # Each part is clipped to the bound alone: a part under it keeps its gradient.
+        assert float(clipped) == pytest.approx(min(before, 1e-3), rel=1e-3)
+    assert metrics["loss/grad_norm"] > 2e-3  # so that a global clip would have scaled every part

@@ -236,6 +236,12 @@ class Config:
     )
     value_coef: float = _option("learner", 0.5, "weight of the value loss")
     max_grad_norm: float = _option("learner", 0.5, "gradient norm clip")
+    grad_clip_by_part: bool = _option(
+        "learner",
+        False,
+        "clip each part's gradient (encoder, each core, actor, critic, a teacher) to --max-grad-norm on "
+        "its own, so that one part's large gradient does not shrink the others' steps",
+    )
     regularizer_weight: float = _option(
         "learner", 0.1, "weight of the arithmetic units' regulariser (NAU/NMU sparsity) once warmed up"
     )

@@ -99,7 +99,9 @@ def worker_process(
             total, metrics = compute_loss(
                 local_model, batch, config, steps, entropy_coef=config.entropy_coef_at(steps)
             )
-            applied = guarded_update(local_model, total, metrics, config.max_grad_norm, step_shared_model)
+            applied = guarded_update(
+                local_model, total, metrics, config.max_grad_norm, step_shared_model, config.grad_clip_by_part
+            )
             delays, successes, returns = batch.ended_episodes()
             link.send(
                 {

@@ -186,43 +186,53 @@ def guarded_update(
     metrics: dict[str, float],
     max_grad_norm: float,
     apply_gradients: Callable[[], None],
+    clip_by_part: bool = False,
 ) -> dict[str, float] | None:
     """One gradient step, taken only when it is finite: backward through `model`, clip its gradient
-    norm to `max_grad_norm`, then `apply_gradients()` (the optimizer step). Returns `metrics` with
-    the gradient norm (before clipping), or None when the loss or the gradient was NaN/inf (no step
-    taken)."""
+    norm to `max_grad_norm` (with `clip_by_part`, each part's gradient to it on its own: see
+    `model_parts`), then `apply_gradients()` (the optimizer step). Returns `metrics` with the
+    gradient norm and each part's (before clipping), or None when the loss or the gradient was
+    NaN/inf (no step taken)."""
     if not math.isfinite(metrics["loss/total"]):
         return None
     model.zero_grad(set_to_none=True)
     total_loss.backward()
     named = [(name, weight) for name, weight in model.named_parameters() if weight.grad is not None]
-    # One norm per parameter serves both the clip's total and each part's norm.
+    # One norm per parameter serves the clip's total and each part's norm.
     norms = [torch.linalg.vector_norm(weight.grad.detach()) for _, weight in named]
     grad_norm = torch.nn.utils.get_total_norm(norms) if norms else torch.zeros(())
     if not torch.isfinite(grad_norm):
         model.zero_grad(set_to_none=True)
         return None
-    torch.nn.utils.clip_grads_with_norm_([weight for _, weight in named], max_grad_norm, grad_norm)
+    parts = model_parts([name for name, _ in named])
+    part_norms = {
+        part: torch.nn.utils.get_total_norm([norms[index] for index in indices])
+        for part, indices in parts.items()
+    }
+    if clip_by_part:
+        for part, indices in parts.items():
+            weights = [named[index][1] for index in indices]
+            torch.nn.utils.clip_grads_with_norm_(weights, max_grad_norm, part_norms[part])
+    else:
+        torch.nn.utils.clip_grads_with_norm_([weight for _, weight in named], max_grad_norm, grad_norm)
     apply_gradients()
     metrics["loss/grad_norm"] = float(grad_norm)
-    metrics.update(gradient_norms_by_part([name for name, _ in named], norms))
+    if part_norms:
+        values = torch.stack(list(part_norms.values())).tolist()
+        metrics.update({f"grad_norm/{part}": value for part, value in zip(part_norms, values, strict=True)})
     return metrics
 
 
-def gradient_norms_by_part(names: list[str], norms: list[torch.Tensor]) -> dict[str, float]:
-    """The norm of the gradient of each part of the model before clipping, as "grad_norm/<part>",
-    from the parameters' names and their gradients' norms: a part is a name's first component, or
-    its first two under "cores" and "student" ("cores.count", "student.teacher"), so that one can
-    tell where a large update comes from."""
-    parts: dict[str, list[torch.Tensor]] = {}
-    for name, norm in zip(names, norms, strict=True):
+def model_parts(names: list[str]) -> dict[str, list[int]]:
+    """The parts of a model, each with the indices of its parameters in `names`: a part is a name's
+    first component, or its first two under "cores" and "student" ("cores.count", "student.teacher"),
+    so that one can tell where a large update comes from (logged as "grad_norm/<part>")."""
+    parts: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
         components = name.split(".")
         depth = 2 if components[0] in ("cores", "student") and len(components) > 2 else 1
-        parts.setdefault(".".join(components[:depth]), []).append(norm)
-    if not parts:
-        return {}
-    part_norms = torch.stack([torch.nn.utils.get_total_norm(norms) for norms in parts.values()]).tolist()
-    return {f"grad_norm/{part}": norm for part, norm in zip(parts, part_norms, strict=True)}
+        parts.setdefault(".".join(components[:depth]), []).append(index)
+    return parts
 
 
 class Learner:
@@ -274,7 +284,10 @@ class Learner:
             total, metrics = compute_loss(
                 self.model, batch, self.config, steps, entropy_coef=entropy_coef, handover=handover
             )
-            metrics = guarded_update(self.model, total, metrics, self.config.max_grad_norm, self._step)
+            config = self.config
+            metrics = guarded_update(
+                self.model, total, metrics, config.max_grad_norm, self._step, config.grad_clip_by_part
+            )
         if metrics is not None and self.reward_normalizer is not None:
             metrics["loss/return_scale"] = self.reward_normalizer.scale
         return metrics
@@ -298,7 +311,9 @@ class Learner:
                 total, metrics = compute_loss(
                     self.model, columns, config, steps, column_targets, entropy_coef, handover
                 )
-                applied = guarded_update(self.model, total, metrics, config.max_grad_norm, self._step)
+                applied = guarded_update(
+                    self.model, total, metrics, config.max_grad_norm, self._step, config.grad_clip_by_part
+                )
                 if applied is None:
                     return None
                 for key, value in applied.items():
