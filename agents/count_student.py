@@ -81,6 +81,9 @@ class CountStudent(nn.Module):
         # Whether each episode is played by one head, drawn at its start (else a per-step mixture).
         self.by_episode = by_episode
         self.register_buffer("handover", torch.zeros(()))
+        # The student's and the teacher's logits of the last forward pass run with gradients.
+        self._imitated: tuple[Tensor, Tensor] | None = None
+        self._head_entropies: dict[str, float] = {}
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -121,6 +124,42 @@ class CountStudent(nn.Module):
         return distributions.mixture(
             teacher_logits.float(), student_logits.float(), weight, self.action_sizes
         )
+
+    def play(
+        self, student_logits: Tensor, teacher_input: Tensor, episode_start: Tensor, state: tuple[Tensor, ...]
+    ) -> tuple[Tensor, Tensor | None, tuple[Tensor, ...]]:
+        """The policy's logits [T, B, A] from the student's logits and the teacher's input, which head
+        plays each step ([T, B], None unless by episode) and the draws' state after the last step;
+        kept for `imitation` when run with gradients."""
+        teacher_logits = self.teacher(teacher_input)
+        self._imitated = (student_logits, teacher_logits) if torch.is_grad_enabled() else None
+        plays = None
+        if state:
+            plays, state = self.episode_heads(episode_start, state)
+        return self(student_logits, teacher_logits, plays), plays, state
+
+    def imitation(self, mask: Tensor, weight: float) -> Tensor:
+        """`weight` times the imitation loss of the last `play` run with gradients, over its first steps
+        that `mask` [T, B] covers (a zero scalar when there is none); records each head's mean entropy
+        there (`head_entropies`)."""
+        if self._imitated is None:
+            return mask.new_zeros((), dtype=torch.float32)
+        student_logits, teacher_logits = (logits[: mask.shape[0]] for logits in self._imitated)
+        self._imitated = None
+        with torch.no_grad():
+            entropies = [
+                masked_mean(distributions.entropy(logits.float(), self.action_sizes), mask)
+                for logits in (student_logits, teacher_logits)
+            ]
+        student, teacher = torch.stack(entropies).tolist()
+        self._head_entropies = {"loss/entropy_student": student, "loss/entropy_teacher": teacher}
+        return weight * self.imitation_loss(student_logits, teacher_logits, mask)
+
+    def head_entropies(self) -> dict[str, float]:
+        """The mean entropy of each head's policy over the steps of the last `imitation`, whichever
+        head played them ("loss/entropy_student", "loss/entropy_teacher"): which one sharpens or
+        collapses first."""
+        return dict(self._head_entropies)
 
     @run_in_float32
     def imitation_loss(self, student_logits: Tensor, teacher_logits: Tensor, mask: Tensor) -> Tensor:

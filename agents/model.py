@@ -175,7 +175,6 @@ class ActorCritic(nn.Module):
             self.student = CountStudent(
                 teacher, num_actions, hold_teacher=wiring.teacher_held, by_episode=wiring.teacher_by_episode
             )
-        self._imitated: tuple[Tensor, Tensor] | None = None
         if wiring.critic_separate:
             self.critic = _separate_critic(wiring, encoder_names, encoded_spaces, widths)
             self.state_names += self.critic.state_names
@@ -261,11 +260,9 @@ class ActorCritic(nn.Module):
         student_plays = None
         if self.student is not None:
             teacher_input = torch.cat([signals[name] for name in self.wiring.teacher_inputs], -1)
-            teacher_logits = self.student.teacher(teacher_input)
-            self._imitated = (logits, teacher_logits) if torch.is_grad_enabled() else None
-            if student_state:
-                student_plays, student_state = self.student.episode_heads(episode_start, student_state)
-            logits = self.student(logits, teacher_logits, student_plays)
+            logits, student_plays, student_state = self.student.play(
+                logits, teacher_input, episode_start, student_state
+            )
         if isinstance(self.critic, SeparateCritic):
             keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
             critic_state = state[len(next_state) :]
@@ -288,14 +285,12 @@ class ActorCritic(nn.Module):
         `teacher_handover` the policy's handover is set to `handover` (the regulariser's ramp, 0 to 1),
         and the imitation's weight is 1 - handover: a teacher that no longer acts is no longer trained
         by the policy gradient, so the student stops following it."""
-        if self.student is not None and self.wiring.teacher_handover:
-            self.student.handover.fill_(handover)
-        if self._imitated is None:
+        if self.student is None:
             return mask.new_zeros((), dtype=torch.float32)
-        student_logits, teacher_logits = (logits[: mask.shape[0]] for logits in self._imitated)
-        self._imitated = None
+        if self.wiring.teacher_handover:
+            self.student.handover.fill_(handover)
         weight = 1.0 - float(self.student.handover) if self.wiring.teacher_handover else 1.0
-        return weight * self.student.imitation_loss(student_logits, teacher_logits, mask)
+        return self.student.imitation(mask, weight)
 
     def acts_as_trained(self) -> bool:
         """Whether the policy acts as it will once training ends: False only while a wiring with

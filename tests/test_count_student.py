@@ -260,3 +260,20 @@ def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_hea
     with pytest.raises(ValueError, match="critic_reads_head"):
         make_agent("learned-count", _BOX, 2, critic_reads_head=True)
     assert model.wiring.critic_reads_head is False
+
+
+def test_each_heads_entropy_is_recorded_whichever_head_plays() -> None:
+    model = _episode_handover_model(0.0)
+    steps, envs = 5, 3
+    obs = {"observation": torch.randn(steps, envs, 4, generator=torch.Generator().manual_seed(5))}
+    starts = torch.zeros(steps, envs, dtype=torch.bool)
+    starts[0] = True
+    output = model.student.teacher[-1]
+    with torch.no_grad():  # a teacher sure of its first action; the student's head starts near uniform
+        output.weight.zero_()
+        output.bias.copy_(torch.tensor([30.0, -30.0]))
+    model(obs, starts, model.initial_state(envs))
+    model.auxiliary_loss(torch.ones(steps, envs))
+    entropies = model.student.head_entropies()
+    assert entropies["loss/entropy_teacher"] == pytest.approx(0.0, abs=1e-6)
+    assert entropies["loss/entropy_student"] == pytest.approx(np.log(2), abs=0.02)

@@ -172,6 +172,7 @@ def compute_loss(
     }
     if model.student is not None:
         extras["loss/handover"] = float(model.student.handover)
+        extras.update(model.student.head_entropies())
     if config.algo == "ppo":
         ratio = log_ratio.detach().exp()
         clipped = ((ratio - 1.0).abs() > config.clip_coef).float()
