@@ -85,6 +85,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   every part's step.
 - count-student-short-toggle: count-student-head whose phase recurrence passes no gradient back to
   earlier steps (core "event-counter-change-short", `count_student_cores.py`).
+- count-student-steady: count-student-part-clip whose regulariser's gate stays open once open (no
+  --regularizer-gate-fall): dips of the teacher's success closed the gate and restarted a student's
+  practice that was near the teacher's.
 """
 
 from __future__ import annotations
@@ -296,6 +299,12 @@ _VARIANTS += (
         replace(_EARNED[1], critic_reads_head=True, counter="event-counter-change-short"),
         "count-student-head whose phase recurrence passes no gradient to earlier steps.",
         _EARNED[3],
+    ),
+    (
+        "count-student-steady",
+        replace(_EARNED[1], critic_reads_head=True),
+        "count-student-part-clip whose regulariser's gate, once open, stays open.",
+        {**_EARNED[3], "max_grad_norm": 1.0, "grad_clip_by_part": True, "regularizer_gate_fall": 0.0},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
