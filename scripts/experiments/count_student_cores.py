@@ -1,4 +1,6 @@
-"""The experimental counters of the count-student variants (`count_student_variants.py`), registered
+"""Makes docs/journal/2026-12-07-count-student.md, "2026-12-07: a count taught by the LSTM's head".
+
+The experimental counters of the count-student variants (`count_student_variants.py`), registered
 as cores under the names the journal's runs used; the last ones are the library's change counter
 (`nalu_rl.agents.change_counter`) and grid NAU under their earlier names.
 

@@ -1,4 +1,4 @@
-"""Makes docs/journal/2026-12-07-count-student-clip-by-part.md, "What each run did".
+"""Makes docs/journal/2026-12-07-count-student-clip-by-part.md, "The gradient clipped part by part".
 
 Per run of a count-student agent, from its curve CSV (`scripts/scalars_csv.py` of the run's
 TensorBoard log, `docs/data/count-student/<agent>-<task>-seed<k>.csv`): the first logged step at which
@@ -48,7 +48,8 @@ def run_summary(path: Path) -> dict[str, str]:
         "run": path.stem,
         "seed": match.group(1) if match else "?",
         "teacher >= 0.9 from": f"{learned / 1e6:.2f}M" if learned is not None else "never",
-        "gate closings": f"{_number(last, CLOSINGS):.0f}",
+        # A gate that never closes logs no closings (its run has no gate fall).
+        "gate closings": f"{_number(last, CLOSINGS):.0f}" if CLOSINGS in last else "-",
         "student's best": f"{max(practised):.3f}" if practised else "-",
         "handover 1 from": f"{alone / 1e6:.2f}M" if alone is not None else "never",
         "handover at end": f"{_number(last, HANDOVER):.2f}",
