@@ -88,6 +88,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-steady: count-student-part-clip whose regulariser's gate stays open once open (no
   --regularizer-gate-fall): dips of the teacher's success closed the gate and restarted a student's
   practice that was near the teacher's.
+- count-student-firm-grid: count-student-steady with the regulariser's weight at 1, not 0.1: its
+  failing students' increments stalled just off the grid of 1/2 (+0.553 and -0.482; +0.63 and -0.60),
+  where the snap (within 0.05) does not use them as exact.
 """
 
 from __future__ import annotations
@@ -305,6 +308,15 @@ _VARIANTS += (
         replace(_EARNED[1], critic_reads_head=True),
         "count-student-part-clip whose regulariser's gate, once open, stays open.",
         {**_EARNED[3], "max_grad_norm": 1.0, "grad_clip_by_part": True, "regularizer_gate_fall": 0.0},
+    ),
+)
+_STEADY = _VARIANTS[-1]
+_VARIANTS += (
+    (
+        "count-student-firm-grid",
+        _STEADY[1],
+        "count-student-steady whose increments are pulled onto the grid 10 times as hard.",
+        {**_STEADY[3], "regularizer_weight": 1.0},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
