@@ -232,12 +232,18 @@ def test_a_handover_by_episodes_needs_a_handover_and_holds_no_teacher() -> None:
         )
 
 
-def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_head() -> None:
-    model = _episode_handover_model(0.0)
-    steps, envs = 5, 3
-    obs = {"observation": torch.randn(steps, envs, 4, generator=torch.Generator().manual_seed(4))}
+def _one_episode_each(envs: int, seed: int, steps: int = 5) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Random 4-wide observations [steps, envs, 4] from `seed`, and episode starts at the first step only."""
+    obs = {"observation": torch.randn(steps, envs, 4, generator=torch.Generator().manual_seed(seed))}
     starts = torch.zeros(steps, envs, dtype=torch.bool)
     starts[0] = True
+    return obs, starts
+
+
+def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_head() -> None:
+    model = _episode_handover_model(0.0)
+    envs = 3
+    obs, starts = _one_episode_each(envs, seed=4)
     values = {}
     for reads_head in (False, True):
         torch.manual_seed(0)
@@ -265,9 +271,7 @@ def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_hea
 def test_each_heads_entropy_is_recorded_whichever_head_plays() -> None:
     model = _episode_handover_model(0.0)
     steps, envs = 5, 3
-    obs = {"observation": torch.randn(steps, envs, 4, generator=torch.Generator().manual_seed(5))}
-    starts = torch.zeros(steps, envs, dtype=torch.bool)
-    starts[0] = True
+    obs, starts = _one_episode_each(envs, seed=5, steps=steps)
     output = model.student.teacher[-1]
     with torch.no_grad():  # a teacher sure of its first action; the student's head starts near uniform
         output.weight.zero_()

@@ -112,10 +112,11 @@ def test_a_run_hands_over_by_earning_it_and_resumes_its_clock(tmp_path: Path) ->
     assert "Traceback" not in wrong.stderr
 
 
-def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
+def _taught_count_and_a_loss() -> tuple[torch.nn.Module, torch.Tensor]:
+    """A `taught-count` model on ReadySetGo (seed 0) and a loss of its forward pass over a short batch
+    that reaches every part (its logits, its value and the student's imitation)."""
     from nalu_rl.agents import make_agent
     from nalu_rl.envs import ReadySetGoEnv
-    from nalu_rl.runtime.update import guarded_update
 
     torch.manual_seed(0)
     model = make_agent("taught-count", ReadySetGoEnv().observation_space, 2)
@@ -123,7 +124,13 @@ def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
     starts = torch.zeros(6, 3, dtype=torch.bool)
     starts[0] = True
     logits, value, _ = model(obs, starts, model.initial_state(3))
-    loss = logits.square().mean() + value.square().mean() + model.auxiliary_loss(torch.ones(6, 3))
+    return model, logits.square().mean() + value.square().mean() + model.auxiliary_loss(torch.ones(6, 3))
+
+
+def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
+    from nalu_rl.runtime.update import guarded_update
+
+    model, loss = _taught_count_and_a_loss()
     metrics = guarded_update(model, loss, {"loss/total": float(loss.detach())}, 0.001, lambda: None)
     parts = {name: norm for name, norm in metrics.items() if name.startswith("grad_norm/")}
     assert {"grad_norm/encoder", "grad_norm/cores.memory", "grad_norm/cores.count", "grad_norm/actor"} <= set(
@@ -137,17 +144,9 @@ def test_each_update_logs_the_gradient_norm_of_each_part_of_the_model() -> None:
 
 
 def test_clipping_by_part_bounds_each_part_on_its_own() -> None:
-    from nalu_rl.agents import make_agent
-    from nalu_rl.envs import ReadySetGoEnv
     from nalu_rl.runtime.update import guarded_update, model_parts
 
-    torch.manual_seed(0)
-    model = make_agent("taught-count", ReadySetGoEnv().observation_space, 2)
-    obs = {"cues": torch.rand(6, 3, 2)}
-    starts = torch.zeros(6, 3, dtype=torch.bool)
-    starts[0] = True
-    logits, value, _ = model(obs, starts, model.initial_state(3))
-    loss = logits.square().mean() + value.square().mean() + model.auxiliary_loss(torch.ones(6, 3))
+    model, loss = _taught_count_and_a_loss()
     metrics = guarded_update(model, loss, {"loss/total": float(loss.detach())}, 1e-3, lambda: None, True)
     named = [(name, weight) for name, weight in model.named_parameters() if weight.grad is not None]
     for part, indices in model_parts([name for name, _ in named]).items():
