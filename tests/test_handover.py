@@ -58,6 +58,21 @@ def test_the_earned_handover_waits_for_enough_episodes_and_starts_again_where_th
     assert restored.clock == handover.clock == 100 and restored.value(300) == handover.value(300)
 
 
+def test_a_dip_of_the_teachers_success_does_not_lower_the_students_bar() -> None:
+    handover = EarnedHandover(_CONFIG)
+    handover.value(300)
+    handover.record(100, _outcomes(50), _outcomes(MIN_EPISODES))  # teacher 1.0, student 0.5: held
+    # The teacher dips to 0.4 (its last HEAD_WINDOW episodes); the student's 0.5 is still below 0.9 of
+    # the teacher's best, 1.0, so the ramp holds where a bar from the dip (0.36) would let it pass.
+    handover.record(100, _outcomes(50), _outcomes(HEAD_WINDOW * 2 // 5, HEAD_WINDOW))
+    assert handover.success("teacher") == pytest.approx(0.4) and handover.teacher_best == 1.0
+    assert handover.clock == 0
+    restored = EarnedHandover(_CONFIG)
+    restored.restore(handover.state())
+    assert restored.teacher_best == 1.0
+    assert handover.value(-1) == 0.0 and handover.teacher_best is None  # the gate closed: forgotten
+
+
 def test_an_earned_handover_is_passed_to_the_update_instead_of_the_steps_ramp() -> None:
     assert ramps(_CONFIG, 500) == (1.0, 0.2)
     assert ramps(_CONFIG, 500, handover=0.1) == (1.0, 0.1)

@@ -6,10 +6,11 @@ one head, so the run can tell the student's success from the teacher's. Once the
 has its full weight, the student plays TRIAL_SHARE of the episodes; the handover's ramp
 (--handover-steps N: from that share to 1 over N steps) then advances only through the batches in
 which the student's recent success, over its last HEAD_WINDOW episodes, is at least r times the
-teacher's over theirs. A student that does not keep up goes on practising on its share of the
-episodes (its own policy gradient, and the imitation) while the teacher plays the rest, instead of
-being handed a policy it cannot yet play. Where the regulariser's gate closes
-(--regularizer-gate-fall), the handover starts again from nothing.
+best the teacher's over theirs has been since the handover started, so that a dip of the teacher's
+does not lower the bar (a teacher at 0.37 for a moment once let a student at 0.47 pass). A student
+that does not keep up goes on practising on its share of the episodes (its own policy gradient, and
+the imitation) while the teacher plays the rest, instead of being handed a policy it cannot yet play.
+Where the regulariser's gate closes (--regularizer-gate-fall), the handover starts again from nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class EarnedHandover:
         # The steps of the batches through which the student has kept up since the handover started.
         self.clock = 0
         self.started = False
+        # The best recent success of the teacher's since the handover started (None before it has one).
+        self.teacher_best: float | None = None
         self.recent = {"student": deque(maxlen=HEAD_WINDOW), "teacher": deque(maxlen=HEAD_WINDOW)}
 
     def value(self, regularizer_steps: int) -> float:
@@ -47,7 +50,7 @@ class EarnedHandover:
         0 before the regulariser's full weight, then max(TRIAL_SHARE, clock / N), at most 1."""
         if regularizer_steps < self.start:
             if self.started:  # the gate closed: start again from nothing
-                self.clock, self.started = 0, False
+                self.clock, self.started, self.teacher_best = 0, False, None
                 for outcomes in self.recent.values():
                     outcomes.clear()
             return 0.0
@@ -59,6 +62,9 @@ class EarnedHandover:
         steps, and advance the clock by them where the student kept up."""
         self.recent["student"].extend(bool(success) for success in student_successes)
         self.recent["teacher"].extend(bool(success) for success in teacher_successes)
+        teacher = self.success("teacher")
+        if self.started and teacher is not None:
+            self.teacher_best = teacher if self.teacher_best is None else max(self.teacher_best, teacher)
         if self.started and self.student_keeps_up():
             self.clock += steps
 
@@ -68,19 +74,25 @@ class EarnedHandover:
         return float(np.mean(outcomes)) if len(outcomes) >= MIN_EPISODES else None
 
     def student_keeps_up(self) -> bool:
-        """Whether the student's recent success is at least r times the teacher's (a teacher without
-        MIN_EPISODES recent episodes, once the student plays nearly all of them, counts as kept up with)."""
+        """Whether the student's recent success is at least r times the teacher's best since the handover
+        started (a teacher without MIN_EPISODES recent episodes, once the student plays nearly all of
+        them, counts as kept up with)."""
         student, teacher = self.success("student"), self.success("teacher")
         if student is None:
             return False
-        return teacher is None or student >= self.ratio * teacher
+        if teacher is None:
+            return True
+        return student >= self.ratio * max(teacher, self.teacher_best or 0.0)
 
     def state(self) -> dict[str, Any]:
-        """What a checkpoint keeps: the clock (the recent outcomes are measured again after a resume)."""
-        return {"clock": self.clock, "started": self.started}
+        """What a checkpoint keeps: the clock and the teacher's best (the recent outcomes are measured
+        again after a resume)."""
+        return {"clock": self.clock, "started": self.started, "teacher_best": self.teacher_best}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.clock, self.started = int(state["clock"]), bool(state["started"])
+        best = state.get("teacher_best")  # absent from checkpoints written before it was kept
+        self.teacher_best = None if best is None else float(best)
 
 
 @torch.no_grad()
