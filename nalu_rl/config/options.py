@@ -278,6 +278,11 @@ class Config:
         "advances only while the student's recent success in its own episodes is at least r times the "
         "best the teacher's in theirs has been since the handover started (learner runtime)",
     )
+    imitation_coef: float = _option(
+        "learner",
+        1.0,
+        "weight of a student head's imitation of its teacher (Wiring.teacher_inputs), times 1 - the handover",
+    )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

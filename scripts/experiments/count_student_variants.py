@@ -91,6 +91,13 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
 - count-student-firm-grid: count-student-steady with the regulariser's weight at 1, not 0.1: its
   failing students' increments stalled just off the grid of 1/2 (+0.553 and -0.482; +0.63 and -0.60),
   where the snap (within 0.05) does not use them as exact.
+- count-student-whole-steps: count-student-steady whose increments are each rounded to -1, 0 or +1
+  (core "change-counter-whole-steps"): its failing students counted up and down by different amounts
+  (+0.553 and -0.482; +0.63 and -0.60; +0.5 and -1 on the firmer grid).
+- count-student-sharp: count-student-steady whose imitation of the teacher weighs 10 times as much
+  (--imitation-coef 10): a student with an exact count (+-1 a step, seed 2) still pressed one step
+  early or late in 5-10% of its episodes, its press probability 0.04 a step before the due step and
+  0.95 at it (the teacher's 2e-5 and 0.999).
 """
 
 from __future__ import annotations
@@ -317,6 +324,20 @@ _VARIANTS += (
         _STEADY[1],
         "count-student-steady whose increments are pulled onto the grid 10 times as hard.",
         {**_STEADY[3], "regularizer_weight": 1.0},
+    ),
+)
+_VARIANTS += (
+    (
+        "count-student-whole-steps",
+        replace(_STEADY[1], counter="change-counter-whole-steps"),
+        "count-student-steady whose increments are each rounded to -1, 0 or +1.",
+        _STEADY[3],
+    ),
+    (
+        "count-student-sharp",
+        _STEADY[1],
+        "count-student-steady whose imitation of the teacher weighs 10 times as much.",
+        {**_STEADY[3], "imitation_coef": 10.0},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
