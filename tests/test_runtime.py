@@ -254,23 +254,6 @@ def test_unit_regularizer_follows_its_warm_up_and_nau_weights_stay_in_range() ->
         assert unit.W.abs().max() <= 1.0
 
 
-def test_the_imitation_enters_the_loss_times_its_coefficient() -> None:
-    from nalu_rl.config import Config
-    from nalu_rl.runtime.update import compute_loss
-
-    actor, buffers, _, model = make_actor(agent="taught-count")
-    actor.unroll(buffers.slot(0))
-    batch = buffers.batch([0])
-    imitations = []
-    for coef in (1.0, 3.0, 0.0):
-        torch.manual_seed(0)
-        config = Config(agent="taught-count", obs="symbolic", imitation_coef=coef, precision="fp32")
-        imitations.append(compute_loss(model, batch, config, 0)[1]["loss/auxiliary"])
-    assert imitations[0] > 0.0
-    assert imitations[1] == pytest.approx(3.0 * imitations[0], rel=1e-5)
-    assert imitations[2] == 0.0
-
-
 def test_learner_process_reuses_freed_memory_without_page_faults() -> None:
     """After `retain_freed_memory`, a large tensor freed and allocated again is not faulted in anew
     (without it glibc unmaps blocks above 32 MB on free, and each reuse page-faults every page)."""

@@ -59,14 +59,18 @@ def test_resume_continues_step_count_and_optimizer(tmp_path: Path, runtime: str)
     assert float(adam_steps) == second.updates > first.updates
 
 
-def test_resume_applies_a_new_learning_rate(tmp_path: Path) -> None:
-    train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+def test_resume_applies_a_new_learning_rate_and_adam_epsilon(tmp_path: Path) -> None:
+    first = train.run_training([*EASY, "--actors", "0", "--total-steps", "640", "--logdir", str(tmp_path)])
+    assert [group["eps"] for group in first.optimizer.param_groups] == [1e-8]
     argv = ["--resume", str(tmp_path), "--total-steps", "1280", "--learning-rate", "1e-5"]
+    argv += ["--adam-eps", "1e-4"]
     resumed = train.run_training(argv)
     assert [group["lr"] for group in resumed.optimizer.param_groups] == [1e-5]
+    assert [group["eps"] for group in resumed.optimizer.param_groups] == [1e-4]
     saved = load_checkpoint(tmp_path)
     assert saved["config"]["learning_rate"] == 1e-5
     assert [group["lr"] for group in saved["optimizer"]["param_groups"]] == [1e-5]
+    assert [group["eps"] for group in saved["optimizer"]["param_groups"]] == [1e-4]
 
 
 def test_the_units_weights_learn_at_their_own_rate_and_keep_it_on_resume(tmp_path: Path) -> None:

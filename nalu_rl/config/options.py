@@ -221,6 +221,12 @@ class Config:
         "value clipping); it bounds how far the value loss moves a core the policy shares",
     )
     learning_rate: float = _option("learner", 7e-4, "Adam learning rate")
+    adam_eps: float = _option(
+        "learner",
+        1e-8,
+        "Adam's epsilon, added to the root of its second moment: larger, the steps of parameters whose "
+        "gradient is tiny shrink with it instead of being scaled up to the learning rate",
+    )
     unit_lr_scale: float = _option(
         "learner", 1.0, "the arithmetic units' weights learn at this multiple of --learning-rate"
     )
@@ -277,11 +283,6 @@ class Config:
         "over by episodes, the student plays 1/10 of the episodes from the ramp's start and the ramp "
         "advances only while the student's recent success in its own episodes is at least r times the "
         "best the teacher's in theirs has been since the handover started (learner runtime)",
-    )
-    imitation_coef: float = _option(
-        "learner",
-        1.0,
-        "weight of a student head's imitation of its teacher (Wiring.teacher_inputs), times 1 - the handover",
     )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")

@@ -102,13 +102,13 @@ def validate_learner(config: Config) -> None:
         raise InputError(f"--value-clip must not be negative, got {config.value_clip}")
     if not 0.0 < config.gamma <= 1.0:
         raise InputError(f"--gamma must be in (0, 1], got {config.gamma}")
+    if not 0.0 < config.adam_eps < float("inf"):  # also rejects NaN
+        raise InputError(f"--adam-eps must be positive, got {config.adam_eps}")
     if config.learning_rate <= 0:
         raise InputError(f"--learning-rate must be positive, got {config.learning_rate}")
     if not 0 < config.unit_lr_scale < float("inf"):  # also rejects NaN
         raise InputError(f"--unit-lr-scale must be positive, got {config.unit_lr_scale}")
     _require_non_negative(config, ("handover_steps",))
-    if not 0.0 <= config.imitation_coef < float("inf"):  # also rejects NaN
-        raise InputError(f"--imitation-coef must not be negative, got {config.imitation_coef}")
     if not 0.0 <= config.handover_earned <= 1.0:
         raise InputError(f"--handover-earned must be 0 or in (0, 1], got {config.handover_earned:g}")
     if config.handover_earned and not config.handover_steps:

@@ -44,7 +44,8 @@ __all__ = ["BEST_CHECKPOINT", "TrainingRun", "build_optimizer", "training_range_
 
 
 def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
-    """Adam over the model's parameters, the arithmetic units' weights at --unit-lr-scale times the rate.
+    """Adam (epsilon --adam-eps) over the model's parameters, the arithmetic units' weights at
+    --unit-lr-scale times the rate.
 
     With a scale of 1 there is one parameter group; otherwise the units' weights form a second. Each
     group carries its `lr_scale`, so a resumed run can set a new --learning-rate on every group.
@@ -65,7 +66,7 @@ def build_optimizer(model: torch.nn.Module, config: Config) -> torch.optim.Adam:
         ]
     for group in groups:
         group["lr"] = config.learning_rate * group["lr_scale"]
-    return torch.optim.Adam(groups, lr=config.learning_rate)
+    return torch.optim.Adam(groups, lr=config.learning_rate, eps=config.adam_eps)
 
 
 def training_range_ceilings(environment: RunEnvironment) -> list[float] | None:
@@ -175,10 +176,11 @@ class TrainingRun:
             self.model.load_state_dict(upgrade_model_state(self.model, payload["model"]))
             scales = [group["lr_scale"] for group in self.optimizer.param_groups]
             self.optimizer.load_state_dict(payload["optimizer"])
-            # Adam's saved state carries the old learning rates; a --learning-rate given on resume wins.
+            # Adam's saved state carries the old learning rates and epsilon; those given on resume win.
             for group, scale in zip(self.optimizer.param_groups, scales, strict=True):
                 group["lr_scale"] = scale
                 group["lr"] = self.config.learning_rate * scale
+                group["eps"] = self.config.adam_eps
             self.progress.restore(payload)
             self.elapsed_before = float(payload.get("elapsed_seconds", 0.0))
             self.checkpoints.take_best(payload.get("best"))

@@ -154,7 +154,7 @@ def compute_loss(
     regularizer = model.regularizer()
     ramp, handover = ramps(config, steps, handover)
     regularizer_weight = config.regularizer_weight * ramp
-    auxiliary = config.imitation_coef * model.auxiliary_loss(mask, handover=handover)
+    auxiliary = model.auxiliary_loss(mask, handover=handover)
     total = terms.total + regularizer_weight * regularizer + auxiliary
     extras = {
         "loss/total": float(total.detach()),
