@@ -22,7 +22,7 @@ autocast, so that the count stays exact (bfloat16 holds integers exactly only up
 Every core class is its own factory, called as a user's is: (inputs, input_widths, size, wiring).
 """
 
-from nalu_rl.agents.change_counter import ChangeCounterCore
+from nalu_rl.agents.change_counter import ChangeCounterCore, WholeStepChangeCounterCore
 from nalu_rl.agents.counter_cores import AccumulatorCore, LinearRecurrenceCore, RecurrentUnitCore
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.memory_cores import GRUCore, LSTMCore
@@ -37,5 +37,6 @@ register_core("recurrent", RecurrentUnitCore)
 register_core("linear-recurrence", LinearRecurrenceCore)
 register_core("event-counter", EventCounterCore)
 register_core("change-counter", ChangeCounterCore)
+register_core("change-counter-whole-steps", WholeStepChangeCounterCore)
 register_core("value-count", ValueCountCore)
 register_core("feature-counts", FeatureCountsCore)

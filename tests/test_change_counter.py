@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from nalu_rl.agents.change_counter import ChangeCounterCore
+from nalu_rl.agents.change_counter import ChangeCounterCore, WholeStepChangeCounterCore
 from nalu_rl.agents.wiring import Wiring
-from nalu_rl.units import GridNAU, SnappedNAU
+from nalu_rl.units import GridNAU, RoundingSnap, SnappedNAU
 
 _QUIET, _CUE = (0.0, 0.0, 1.0), (1.0, 0.0, 0.0)
 
@@ -48,6 +48,37 @@ def test_a_cue_opens_the_interval_the_next_closes_it_and_the_count_adds_the_step
     assert torch.equal(phase, expected_phase)
     assert torch.equal(count, torch.cumsum(expected_phase, 0))  # exact, not close: 7 + 600 at the end
     assert float(count[-1]) == 607.0
+
+
+def test_a_rounding_snap_uses_every_value_as_its_nearest_whole_step_and_passes_the_gradient() -> None:
+    snap = RoundingSnap(step=1.0, bound=1.0).train()
+    value = torch.tensor([0.553, -0.482, -0.52, 0.2, 1.7, -3.0], requires_grad=True)
+    snapped = snap(value)
+    assert snapped.tolist() == [1.0, 0.0, -1.0, 0.0, 1.0, -1.0]
+    snapped.sum().backward()
+    assert value.grad.tolist() == [1.0] * 6  # straight-through
+    # The regulariser pulls each value towards the point it is used as.
+    expected = (value.detach() - snapped.detach()).abs().mean()
+    torch.testing.assert_close(snap.regularizer().detach(), expected)
+
+
+def test_the_whole_step_change_counter_counts_increments_off_the_grid_as_whole_steps() -> None:
+    torch.manual_seed(0)
+    core = WholeStepChangeCounterCore(("encoder",), {"encoder": 3}, 1, Wiring(unit="grid-nau"))
+    with torch.no_grad():
+        core.phase_gate.linear.weight.zero_()
+        core.phase_gate.linear.weight[0, 0] = 1.0
+        # +0.553 a step inside the interval, -0.62 outside: the change counter's grid of 1/2 uses
+        # neither as exact; here they are +1 and -1.
+        core.counter_unit.W.copy_(torch.tensor([[0.553, 0.0, -0.62, 0.0]]))
+    steps = 1000
+    frames = _cued_frames((3, 400), steps)
+    with torch.no_grad():
+        output, _ = core.unroll({"encoder": frames}, core.initial_state(1), _keep(steps, 1))
+    inside = torch.zeros(steps)
+    inside[3:400] = 1.0
+    assert torch.equal(output[:, 0, 0], torch.cumsum(2.0 * inside - 1.0, 0))
+    assert float(output[-1, 0, 0]) == 397.0 - 603.0
 
 
 def test_the_change_counter_stepped_one_step_at_a_time_equals_it_unrolled() -> None:

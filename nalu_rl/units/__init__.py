@@ -6,7 +6,8 @@ nac.py        NAC, NALU (Trask et al. 2018), nac_weight
 nau.py        NAU, NMU (Madsen & Johansen 2020) and their ClampedUnit base, SignedNAU, SnappedNAU,
               GridNAU, sparsity_regularizer, regularizer_scale, snap_to_integers, snap_to_grid
 gate.py       BinaryGate: learned events exactly 0 or 1 (straight-through), and its margin regulariser
-grid.py       GridSnap: values near a grid used as exactly the grid's, and its pull towards the grid
+grid.py       GridSnap: values near a grid used as exactly the grid's, and its pull towards the grid;
+              RoundingSnap: every value used as its nearest grid point
 recurrent.py  RecurrentUnit: h_t = unit([x_t, h_{t-1}])
 registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit, total_regularizer,
               clamp_unit_weights_
@@ -14,7 +15,7 @@ registry.py   ARITHMETIC_UNITS by name and register_unit, unit_class, make_unit,
 
 from nalu_rl.units.base import ArithmeticUnit, run_in_float32
 from nalu_rl.units.gate import BinaryGate, straight_through_step
-from nalu_rl.units.grid import GridSnap
+from nalu_rl.units.grid import GridSnap, RoundingSnap
 from nalu_rl.units.nac import NAC, NALU, nac_weight
 from nalu_rl.units.nau import (
     NAU,
@@ -49,6 +50,7 @@ __all__ = [
     "ClampedUnit",
     "GridNAU",
     "GridSnap",
+    "RoundingSnap",
     "RecurrentUnit",
     "SignedNAU",
     "SnappedNAU",

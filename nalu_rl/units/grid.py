@@ -61,3 +61,17 @@ class GridSnap(nn.Module):
     def extra_repr(self) -> str:
         bound = "" if self.bound is None else f", bound={self.bound}"
         return f"step={self.step}, tolerance={self.tolerance}{bound}"
+
+
+class RoundingSnap(GridSnap):
+    """[...] -> [...]: every value used as the nearest multiple of `step` within [-bound, bound] (a
+    value beyond the bound as the bound), whatever its distance; the gradient passes unchanged, and
+    the regulariser is GridSnap's, pulling each value towards the point it is used as."""
+
+    def __init__(self, step: float = 1.0, bound: float = 1.0) -> None:
+        super().__init__(step, 0.0, bound)
+
+    def forward(self, value: Tensor) -> Tensor:
+        if self.training and torch.is_grad_enabled():
+            self._values.append(value)
+        return value + (nearest_on_grid(value.detach(), self.step, self.bound) - value).detach()

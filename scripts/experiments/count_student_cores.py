@@ -8,10 +8,8 @@ as cores under the names the journal's runs used; the last ones are the library'
   recurrence passes no gradient back to earlier steps: p_t = sg(p_{t-1}) XOR c_t, so a toggle learns
   from the count at the step it fires, not from every later step through the XOR's factor of +-1
   (the count's gradient was 5-40x every other part's).
-- count-student-whole-steps' core ("change-counter-whole-steps"): the change counter whose every
-  increment is rounded to -1, 0 or +1 in the forward pass (straight-through), not only those within
-  0.05 of a multiple of 1/2: a count that goes up by a and down by b counts the same interval back
-  only where a = b, and rounding leaves it no other ratio than 1, 0 or a whole multiple.
+- count-student-whole-steps' core, "change-counter-whole-steps", is the library's
+  (`nalu_rl.agents.change_counter.WholeStepChangeCounterCore`; it was defined here first, the same).
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ from nalu_rl.agents.change_counter import ChangeCounterCore
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.registry import register_core
 from nalu_rl.agents.wiring import MEMORY_SIGNAL
-from nalu_rl.units import GridNAU, GridSnap
-from nalu_rl.units.nau import nearest_on_grid
+from nalu_rl.units import GridNAU
 from nalu_rl.units.registry import register_unit
 
 
@@ -133,27 +130,6 @@ class ShortToggleChangeCounterCore(ChangeCounterCore):
         return super().next_phase(phase_from_x, phase.detach())
 
 
-class WholeStepSnap(GridSnap):
-    """Every value rounded to the nearest whole number in [-1, 1] in the forward pass, the gradient
-    passed unchanged; the grid's regulariser as GridSnap's (its distance to that number)."""
-
-    def __init__(self) -> None:
-        super().__init__(step=1.0, tolerance=0.0, bound=1.0)
-
-    def forward(self, value):
-        if self.training and torch.is_grad_enabled():
-            self._values.append(value)
-        return value + (nearest_on_grid(value.detach(), 1.0, 1.0) - value).detach()
-
-
-class WholeStepChangeCounterCore(ChangeCounterCore):
-    """The change counter whose increments are rounded to -1, 0 or +1 (`WholeStepSnap`)."""
-
-    def __init__(self, inputs, input_widths, size, wiring) -> None:
-        super().__init__(inputs, input_widths, size, wiring)
-        self.increment_snap = WholeStepSnap()
-
-
 # The last variants' counter and unit are the library's: the change counter ("change-counter") and the
 # grid NAU ("grid-nau"), under the names the journal's runs used.
 register_unit("grid-only-nau", GridNAU)
@@ -166,4 +142,3 @@ register_core("event-counter-toggle-direct", PhaseEventsToggleCounterCore)
 register_core("event-counter-toggle", ToggledPhaseEventCounterCore)
 register_core("event-counter-detached", DetachedEventCounterCore)
 register_core("event-counter-change-short", ShortToggleChangeCounterCore)
-register_core("change-counter-whole-steps", WholeStepChangeCounterCore)
