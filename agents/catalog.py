@@ -91,12 +91,13 @@ LEARNED_COUNT = replace(
 # encoder and the count) imitates it at every step, and the policy passes to the student by episodes,
 # as fast as the student keeps up (--handover-earned). The count's phase bits toggle where the
 # observation changes, so that cues open and close the intervals it counts (agents/change_counter.py);
-# what it adds a step is pulled onto multiples of 1/2, its weights are free (the grid NAU). The critic
-# reads the LSTM and which head plays the episode. Its tuning:
-# docs/journal/2026-12-07-count-student-handover.md.
+# what it adds a step is used as -1, 0 or +1 (whole steps), its weights are free (the grid NAU). The
+# critic reads the LSTM and which head plays the episode. Its tuning:
+# docs/journal/2026-12-07-count-student-handover.md and the rounds after it, the last
+# docs/journal/2026-12-07-count-student-whole-steps.md.
 TAUGHT_COUNT = replace(
     LEARNED_COUNT,
-    counter="change-counter",
+    counter="change-counter-whole-steps",
     unit="grid-nau",
     critic_inputs=("memory",),
     teacher_inputs=("memory",),
@@ -181,14 +182,16 @@ LEARNED_COUNT_TRAINING = {
     "entropy_coef_final": 0.0,
 }
 
-# taught-count's: the regulariser enters once the teacher's success reaches 0.9 (and leaves again below
-# 0.6), the handover starts at its full weight and ramps over 1M steps as the student earns it; the
-# entropy bonus stays at its start; 10M steps, no stop at the target.
+# taught-count's: the regulariser enters once the teacher's success reaches 0.9 and stays, the handover
+# starts at its full weight and ramps over 1M steps as the student earns it; each part's gradient is
+# clipped at norm 1 on its own (the count's is 100-1000 times the rest's); the entropy bonus stays at
+# its start; 10M steps, no stop at the target.
 TAUGHT_COUNT_TRAINING = {
     **LEARNED_COUNT_TRAINING,
     "entropy_coef_final": None,
+    "max_grad_norm": 1.0,
+    "grad_clip_by_part": True,
     "regularizer_gate_success": 0.9,
-    "regularizer_gate_fall": 0.6,
     "regularizer_start_steps": 500_000,
     "regularizer_end_steps": 1_500_000,
     "handover_steps": 1_000_000,
@@ -333,7 +336,8 @@ _AGENTS = (
         "taught-count",
         TAUGHT_COUNT,
         "learned-count taught by a head on the LSTM: the count's phase toggles where the observation "
-        "changes, its head imitates the teacher and is handed the policy by episodes as it keeps up.",
+        "changes and it counts in whole steps; its head imitates the teacher and is handed the policy "
+        "by episodes as it keeps up.",
         TAUGHT_COUNT_TRAINING,
     ),
     (

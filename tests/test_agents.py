@@ -47,7 +47,8 @@ def test_output_shapes_for_every_agent_and_observation_mode(name: str, mode: str
         assert named[model.cores["memory"].state_names[0]].shape == (batch, wiring.memory_size)
     if wiring.counter == "linear-recurrence":
         assert named["lru_real"].shape == named["lru_imag"].shape == (batch, wiring.counter_size)
-    elif wiring.counter in ("event-counter", "change-counter", "value-count"):  # named after what they hold
+    # The counters whose states are named after what they hold.
+    elif wiring.counter in ("event-counter", "change-counter", "change-counter-whole-steps", "value-count"):
         assert named[model.cores["count"].state_names[0]].shape == (batch, wiring.counter_size)
     elif wiring.counter == "feature-counts":  # a count per feature, then per learned event
         features = model.cores["count"].input_features
