@@ -22,6 +22,17 @@ from nalu_rl.errors import InputError
 from nalu_rl.evaluation import success_by_delay, write_success_csv
 
 
+def load_taught_agent(checkpoint: str, imports: list[str]) -> tuple[torch.nn.Module, dict]:
+    """The model and config of a checkpoint of an agent with a teacher head, after importing the
+    modules that register it; an InputError for an agent without one."""
+    for module in imports:
+        importlib.import_module(module)
+    model, config = load_agent(checkpoint, allowed_imports=imports)
+    if model.student is None:
+        raise InputError(f"{checkpoint}: the agent has no teacher head")
+    return model, config
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[2])
     parser.add_argument("checkpoint")
@@ -33,11 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    for module in args.imports:
-        importlib.import_module(module)
-    model, config = load_agent(args.checkpoint, allowed_imports=args.imports)
-    if model.student is None:
-        raise InputError(f"{args.checkpoint}: the agent has no teacher head")
+    model, config = load_taught_agent(args.checkpoint, args.imports)
     print(f"{args.checkpoint}: handover as trained {float(model.student.handover):.3f}")
     delays = parse_delays(args.delays)
     for head, handover in (("teacher", 0.0), ("student", 1.0)):

@@ -14,17 +14,15 @@ sampled) and how far from the due step those that failed ended.
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections import Counter
 
 import numpy as np
 import torch
+from evaluate_heads import load_taught_agent
 from probe_event_counter import play
 
-from nalu_rl.checkpoint import load_agent
 from nalu_rl.cli import run_cli
 from nalu_rl.environment import observation_dict
-from nalu_rl.errors import InputError
 from nalu_rl.evaluation import timing_environment
 
 PRESS = 1
@@ -68,11 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--around", type=int, default=3, help="steps shown on each side of the due step")
     parser.add_argument("--episodes", type=int, default=0, help="also tally N episodes the student plays")
     args = parser.parse_args(argv)
-    for module in args.imports:
-        importlib.import_module(module)
-    model, config = load_agent(args.checkpoint, allowed_imports=args.imports)
-    if model.student is None:
-        raise InputError(f"{args.checkpoint}: the agent has no teacher head")
+    model, config = load_taught_agent(args.checkpoint, args.imports)
     rows = press_probabilities(model.eval(), config, args.delay, args.seed)
     due = rows["due"][0]
     print(f"{args.checkpoint}, T = {args.delay}, press due at step {due}")
