@@ -38,9 +38,13 @@ class GridSnap(nn.Module):
         self.register_buffer("_zero", torch.zeros(()), persistent=False)
 
     def forward(self, value: Tensor) -> Tensor:
-        """`value` snapped onto the grid where within the tolerance; remembered for the regulariser."""
+        """`value` snapped (`snapped`); remembered for the regulariser."""
         if self.training and torch.is_grad_enabled():
             self._values.append(value)
+        return self.snapped(value)
+
+    def snapped(self, value: Tensor) -> Tensor:
+        """`value` snapped onto the grid where within the tolerance (straight-through)."""
         return snap_to_grid(value, self.step, self.tolerance, self.bound)
 
     def forget_values(self) -> None:
@@ -71,7 +75,5 @@ class RoundingSnap(GridSnap):
     def __init__(self, step: float = 1.0, bound: float = 1.0) -> None:
         super().__init__(step, 0.0, bound)
 
-    def forward(self, value: Tensor) -> Tensor:
-        if self.training and torch.is_grad_enabled():
-            self._values.append(value)
+    def snapped(self, value: Tensor) -> Tensor:
         return value + (nearest_on_grid(value.detach(), self.step, self.bound) - value).detach()
