@@ -328,16 +328,17 @@ _VARIANTS += (
         {**_STEADY[3], "regularizer_weight": 1.0},
     ),
 )
+_WHOLE_STEPS = replace(_STEADY[1], counter="change-counter-whole-steps")
 _VARIANTS += (
     (
         "count-student-whole-steps",
-        replace(_STEADY[1], counter="change-counter-whole-steps"),
+        _WHOLE_STEPS,
         "count-student-steady whose increments are each rounded to -1, 0 or +1.",
         _STEADY[3],
     ),
     (
         "count-student-whole-steps-eps",
-        replace(_STEADY[1], counter="change-counter-whole-steps"),
+        _WHOLE_STEPS,
         "count-student-whole-steps with Adam's epsilon at 1e-4.",
         {**_STEADY[3], "adam_eps": 1e-4},
     ),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+from collections import Counter
 from pathlib import Path
 
 from nalu_rl.cli import run_cli
@@ -49,6 +50,17 @@ def falls(rows: list[dict[str, str]], drop: float, first: int, start: int = 0) -
     return found
 
 
+def read_curves(path: Path) -> list[dict[str, str]]:
+    """The rows of a handing-over run's curve CSV; an InputError for a missing file or other columns."""
+    if not path.is_file():
+        raise InputError(f"curve CSV not found: {path}")
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or any(name not in rows[0] for name in COLUMNS):
+        raise InputError(f"{path}: not the curves of a handing-over run (needs {', '.join(COLUMNS)})")
+    return rows
+
+
 def describe(row: dict[str, str]) -> str:
     teacher, value, critic, memory = (_number(row[name]) for name in COLUMNS)
     return f"{int(row['step']) / 1e6:.2f}M: {teacher:.2f}, {value:.3f}, {critic:.2f}, {memory:.3f}"
@@ -61,14 +73,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first", type=int, default=2)
     parser.add_argument("--from", dest="start", type=int, default=0, help="count falls from this step on")
     args = parser.parse_args(argv)
+    curves = [(path, read_curves(path)) for path in args.curves]
     print("| run | two points before | the point before | the fall |")
     print("|---|---|---|---|")
-    shown = memory_first = critic_first = runs_with_one = 0
-    for path in args.curves:
-        with path.open(newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        if not rows or any(name not in rows[0] for name in COLUMNS):
-            raise InputError(f"{path}: not the curves of a handing-over run (needs {', '.join(COLUMNS)})")
+    shown = runs_with_one = 0
+    # Per gradient norm, the falls at whose point before it was over 10x its norm two points before.
+    jumped_first: Counter[str] = Counter()
+    for path, rows in curves:
         found = falls(rows, args.drop, args.first, args.start)
         runs_with_one += bool(found)
         for index in found:
@@ -76,18 +87,15 @@ def main(argv: list[str] | None = None) -> None:
             print(f"| {path.stem} | {cells} |")
             shown += 1
             earlier, before = rows[index - 2], rows[index - 1]
-            for name, counter in (("grad_norm/cores.memory", "memory"), ("grad_norm/critic", "critic")):
-                if _number(before[name]) > 10 * _number(earlier[name]):
-                    if counter == "memory":
-                        memory_first += 1
-                    else:
-                        critic_first += 1
+            for name in ("grad_norm/cores.memory", "grad_norm/critic"):
+                jumped_first[name] += _number(before[name]) > 10 * _number(earlier[name])
     print()
     print("Each cell: step: the teacher's success, the value loss, the critic's, the LSTM's gradient norm.")
     print(f"Runs with a fall: {runs_with_one} of {len(args.curves)}.")
+    memory, critic = jumped_first["grad_norm/cores.memory"], jumped_first["grad_norm/critic"]
     print(
         f"Of {shown} falls, the LSTM's gradient norm at the point before was over 10x its norm two points "
-        f"before in {memory_first}; the critic's in {critic_first}."
+        f"before in {memory}; the critic's in {critic}."
     )
 
 
