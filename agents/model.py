@@ -267,7 +267,9 @@ class ActorCritic(nn.Module):
             keep = (~episode_start.bool()).to(features.dtype).unsqueeze(-1)
             critic_state = state[len(next_state) :]
             memory = signals.get(MEMORY_SIGNAL)
-            value, critic_state = self.critic(encoder_input, stimulus, keep, critic_state, memory)
+            value, critic_state = self.critic(
+                encoder_input, stimulus, keep, critic_state, memory, student_plays
+            )
             return logits, value, next_state + tuple(critic_state) + student_state
         critic_input = torch.cat([signals[name] for name in self.wiring.critic_inputs], -1)
         if self.wiring.critic_reads_head:
@@ -365,7 +367,8 @@ def _separate_critic(
 ) -> SeparateCritic:
     """The critic of a wiring's `critic_separate`: an encoder and (with `critic_own_memory`) a memory
     core of the actor's kinds, with weights of their own, and a head on the critic's inputs among them,
-    the stimulus and (without a core of its own) the actor's memory."""
+    the stimulus, (without a core of its own) the actor's memory and (with `critic_reads_head`) which
+    head plays."""
     encoder, encoder_width = _observation_encoder(encoder_names, encoded_spaces, wiring.feature_size)
     feature_norm = nn.LayerNorm(encoder_width) if wiring.feature_norm else None
     own_widths = {**widths, "encoder": encoder_width}
@@ -376,8 +379,11 @@ def _separate_critic(
             MEMORY_SIGNAL, wiring.memory_core, core_inputs, own_widths, wiring.memory_size, wiring
         )
         own_widths[MEMORY_SIGNAL] = core.output_size
-    head = _head(sum(own_widths[name] for name in wiring.critic_inputs), 1, wiring.critic_hidden, 1.0)
-    return SeparateCritic(encoder, feature_norm, core, head, wiring.critic_inputs)
+    head_width = sum(own_widths[name] for name in wiring.critic_inputs) + int(wiring.critic_reads_head)
+    head = _head(head_width, 1, wiring.critic_hidden, 1.0)
+    return SeparateCritic(
+        encoder, feature_norm, core, head, wiring.critic_inputs, reads_head=wiring.critic_reads_head
+    )
 
 
 def make_agent(

@@ -3,7 +3,7 @@
 With a wiring's `critic_separate` the value is computed apart from everything the actor reads:
   f'_t = encoder'(o_t)                    an encoder of the actor's kind, with its own weights
   h'_t = core'(f'_t, s_t; state'_{t-1})   the memory slot's core (kind and size), its own weights
-  value_t = head(concat of the critic's inputs among f'_t, s_t, h'_t)
+  value_t = head(concat of the critic's inputs among f'_t, s_t, h'_t [, which head plays])
 (sb3-contrib's RecurrentPPO builds its critic this way by default). The value loss then trains these
 parts alone: it can shape the critic's features as it likes without moving the actor's. Without a
 core of its own (a wiring's `critic_own_memory` off), h'_t is the actor's memory h_t with its
@@ -28,7 +28,8 @@ STATE_PREFIX = "critic_"
 class SeparateCritic(nn.Module):
     """The critic's own encoder (any module from the transformed observation to [T, B, F]), layer
     norm (or None), memory core (or None: it reads the actor's) and head; `inputs` are the critic's
-    inputs (among "encoder", "stimulus", "memory"), concatenated in that order for the head.
+    inputs (among "encoder", "stimulus", "memory"), concatenated in that order for the head, followed
+    with `reads_head` by which head plays the episode (1: the student; `nalu_rl.agents.count_student`).
 
     forward(observation, stimulus, keep, state, memory) -> (value [T, B], the core's state after the
     last step); `memory` [T, B, H] is the actor's memory, read (detached) when there is no core.
@@ -41,6 +42,7 @@ class SeparateCritic(nn.Module):
         core: Core | None,
         head: nn.Module,
         inputs: tuple[str, ...],
+        reads_head: bool = False,
     ) -> None:
         super().__init__()
         if core is not None and core.reads_cores:
@@ -50,6 +52,7 @@ class SeparateCritic(nn.Module):
         self.core = core
         self.head = head
         self.inputs = inputs
+        self.reads_head = reads_head
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -67,10 +70,11 @@ class SeparateCritic(nn.Module):
         keep: Tensor,
         state: tuple[Tensor, ...],
         memory: Tensor | None = None,
+        student_plays: Tensor | None = None,
     ) -> tuple[Tensor, tuple[Tensor, ...]]:
         """The value [T, B] of T steps: the observation as the encoder takes it, the stimulus
-        [T, B, S], keep [T, B, 1] (0 where an episode starts), the core's state and the actor's memory
-        (read without a core of its own)."""
+        [T, B, S], keep [T, B, 1] (0 where an episode starts), the core's state, the actor's memory
+        (read without a core of its own) and, with `reads_head`, which head plays [T, B]."""
         features = self.encoder(observation)
         if self.feature_norm is not None:
             features = self.feature_norm(features)
@@ -81,7 +85,12 @@ class SeparateCritic(nn.Module):
             signals[MEMORY_SIGNAL], state = self.core.unroll(sequence, state, keep)
         elif memory is not None:
             signals[MEMORY_SIGNAL] = memory.detach()
-        value = self.head(torch.cat([signals[name] for name in self.inputs], -1)).squeeze(-1)
+        inputs = [signals[name] for name in self.inputs]
+        if self.reads_head:
+            if student_plays is None:
+                raise ValueError("this critic reads which head plays: pass student_plays")
+            inputs.append(student_plays.unsqueeze(-1).to(inputs[0].dtype))
+        value = self.head(torch.cat(inputs, -1)).squeeze(-1)
         return value, state
 
 

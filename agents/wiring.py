@@ -175,11 +175,8 @@ class Wiring:
             raise ValueError("teacher_held holds the teacher while it hands over: set teacher_handover")
         if self.teacher_by_episode and not self.teacher_handover:
             raise ValueError("teacher_by_episode hands over by episodes: set teacher_handover")
-        if self.critic_reads_head and (not self.teacher_by_episode or self.critic_separate):
-            raise ValueError(
-                "critic_reads_head reads who plays an episode: it needs teacher_by_episode, "
-                "and a critic head of the model's own (not critic_separate)"
-            )
+        if self.critic_reads_head and not self.teacher_by_episode:
+            raise ValueError("critic_reads_head reads who plays an episode: it needs teacher_by_episode")
         if self.teacher_by_episode and self.teacher_held:
             raise ValueError(
                 "teacher_by_episode plays each episode by one head: teacher_held has no mixture to hold"

@@ -14,6 +14,7 @@ from torch.nn import functional
 
 from nalu_rl.agents import make_agent
 from nalu_rl.agents.count_student import CountStudent
+from nalu_rl.agents.separate_critic import SeparateCritic
 from nalu_rl.config import Config
 from nalu_rl.runtime.monitor import EpisodeWindow
 from nalu_rl.runtime.run import BEST_CHECKPOINT, TrainingRun
@@ -244,25 +245,29 @@ def test_a_critic_that_reads_the_head_values_the_same_episode_apart_for_each_hea
     model = _episode_handover_model(0.0)
     envs = 3
     obs, starts = _one_episode_each(envs, seed=4)
-    values = {}
-    for reads_head in (False, True):
-        torch.manual_seed(0)
-        critic_model = make_agent(
-            "learned-count",
-            _BOX,
-            2,
-            teacher_inputs=("memory",),
-            teacher_handover=True,
-            teacher_by_episode=True,
-            critic_reads_head=reads_head,
-        )
-        with torch.no_grad():
-            for handover in (0.0, 1.0):  # every episode the teacher's, then every one the student's
-                critic_model.student.handover.fill_(handover)
-                _, value, _ = critic_model(obs, starts, critic_model.initial_state(envs))
-                values[reads_head, handover] = value
-    torch.testing.assert_close(values[False, 0.0], values[False, 1.0])
-    assert (values[True, 0.0] - values[True, 1.0]).abs().min() > 0
+    for separate in (False, True):  # the model's critic head, and a critic with a memory core of its own
+        values = {}
+        for reads_head in (False, True):
+            torch.manual_seed(0)
+            critic_model = make_agent(
+                "learned-count",
+                _BOX,
+                2,
+                teacher_inputs=("memory",),
+                teacher_handover=True,
+                teacher_by_episode=True,
+                critic_inputs=("memory",),
+                critic_separate=separate,
+                critic_reads_head=reads_head,
+            )
+            assert isinstance(critic_model.critic, SeparateCritic) is separate
+            with torch.no_grad():
+                for handover in (0.0, 1.0):  # every episode the teacher's, then every one the student's
+                    critic_model.student.handover.fill_(handover)
+                    _, value, _ = critic_model(obs, starts, critic_model.initial_state(envs))
+                    values[reads_head, handover] = value
+        torch.testing.assert_close(values[False, 0.0], values[False, 1.0])
+        assert (values[True, 0.0] - values[True, 1.0]).abs().min() > 0
     with pytest.raises(ValueError, match="critic_reads_head"):
         make_agent("learned-count", _BOX, 2, critic_reads_head=True)
     assert model.wiring.critic_reads_head is False

@@ -100,6 +100,11 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   moving while its head, near-deterministic, barely learns; with 1e-4 such steps shrink with the
   gradient. Teachers fell (by over 0.3 from above 0.9), briefly or for good, in 13 of the 16
   ReadySetGo runs of part-clip, steady, firm-grid and whole-steps.
+- count-student-detached-critic: count-student-whole-steps whose critic reads the LSTM with its
+  gradient stopped, so that only the teacher's policy gradient moves the LSTM the teacher acts on
+  (the value loss cannot pull the teacher's features away under its near-deterministic head).
+- count-student-own-critic: count-student-whole-steps whose critic has an encoder and an LSTM of its
+  own (reading which head plays, as before): the value loss still shapes features, but the critic's.
 """
 
 from __future__ import annotations
@@ -341,6 +346,18 @@ _VARIANTS += (
         _WHOLE_STEPS,
         "count-student-whole-steps with Adam's epsilon at 1e-4.",
         {**_STEADY[3], "adam_eps": 1e-4},
+    ),
+    (
+        "count-student-detached-critic",
+        replace(_WHOLE_STEPS, critic_detached=True),
+        "count-student-whole-steps whose critic reads the LSTM with its gradient stopped.",
+        _STEADY[3],
+    ),
+    (
+        "count-student-own-critic",
+        replace(_WHOLE_STEPS, critic_separate=True),
+        "count-student-whole-steps whose critic has an encoder and an LSTM of its own.",
+        _STEADY[3],
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
