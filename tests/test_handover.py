@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -73,11 +74,26 @@ def test_a_dip_of_the_teachers_success_does_not_lower_the_students_bar() -> None
     assert handover.value(-1) == 0.0 and handover.teacher_best is None  # the gate closed: forgotten
 
 
+def test_a_retreating_handover_goes_back_while_the_student_falls_behind_and_never_below_the_trial() -> None:
+    for retreats in (False, True):
+        handover = EarnedHandover(replace(_CONFIG, handover_retreat=retreats))
+        handover.value(300)
+        handover.record(1000, _outcomes(MIN_EPISODES), _outcomes(MIN_EPISODES))  # kept up: handed over
+        assert handover.value(300) == 1.0
+        # The student falls to 0 over its last HEAD_WINDOW episodes, against the teacher's best of 1.0.
+        handover.record(400, _outcomes(0, HEAD_WINDOW), np.zeros(0, bool))
+        assert handover.value(300) == (pytest.approx(0.6) if retreats else 1.0)
+        handover.record(5000, _outcomes(0, HEAD_WINDOW), np.zeros(0, bool))
+        assert handover.value(300) == (TRIAL_SHARE if retreats else 1.0)
+        assert handover.clock == (0 if retreats else 1000)
+
+
 def test_an_earned_handover_is_passed_to_the_update_instead_of_the_steps_ramp() -> None:
     assert ramps(_CONFIG, 500) == (1.0, 0.2)
     assert ramps(_CONFIG, 500, handover=0.1) == (1.0, 0.1)
     for wrong, message in (
         (Config(handover_steps=100, handover_earned=1.5), "handover-earned"),
+        (Config(handover_retreat=True), "handover-retreat"),
         (Config(handover_earned=0.9), "--handover-steps"),
         (
             Config(handover_steps=100, handover_earned=0.9, runtime="hogwild", regularizer_gate_success=0.0),

@@ -284,6 +284,12 @@ class Config:
         "advances only while the student's recent success in its own episodes is at least r times the "
         "best the teacher's in theirs has been since the handover started (learner runtime)",
     )
+    handover_retreat: bool = _option(
+        "learner",
+        False,
+        "with --handover-earned: the handover's ramp also goes back, through the batches in which the "
+        "student does not keep up, so that a student that falls hands episodes back to its teacher",
+    )
     rho_clip: float = _option("learner", 1.0, "V-trace importance weight clip (rho bar)")
     c_clip: float = _option("learner", 1.0, "V-trace trace cutting clip (c bar)")
     target_fraction: float = _option(

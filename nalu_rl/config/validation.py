@@ -113,6 +113,8 @@ def validate_learner(config: Config) -> None:
         raise InputError(f"--handover-earned must be 0 or in (0, 1], got {config.handover_earned:g}")
     if config.handover_earned and not config.handover_steps:
         raise InputError("--handover-earned advances the ramp of --handover-steps N: set N > 0")
+    if config.handover_retreat and not config.handover_earned:
+        raise InputError("--handover-retreat takes back an earned handover: set --handover-earned r")
 
 
 def validate_run(config: Config) -> None:

@@ -11,6 +11,10 @@ does not lower the bar (a teacher at 0.37 for a moment once let a student at 0.4
 that does not keep up goes on practising on its share of the episodes (its own policy gradient, and
 the imitation) while the teacher plays the rest, instead of being handed a policy it cannot yet play.
 Where the regulariser's gate closes (--regularizer-gate-fall), the handover starts again from nothing.
+With --handover-retreat the ramp's clock also goes back through the batches in which the student does
+not keep up (never below the trial share): a student that falls after it was handed the policy (with
+no teacher playing, the imitation's weight 1 - w is 0, and nothing pulls it back) hands episodes back
+to its teacher, whose imitation then returns with them.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class EarnedHandover:
 
     def __init__(self, config: Any) -> None:
         self.ratio = config.handover_earned
+        self.retreats = config.handover_retreat
         self.start = config.regularizer_end_steps
         self.length = config.handover_steps
         # The steps of the batches through which the student has kept up since the handover started.
@@ -65,8 +70,12 @@ class EarnedHandover:
         teacher = self.success("teacher")
         if self.started and teacher is not None:
             self.teacher_best = teacher if self.teacher_best is None else max(self.teacher_best, teacher)
-        if self.started and self.student_keeps_up():
+        if not self.started:
+            return
+        if self.student_keeps_up():
             self.clock += steps
+        elif self.retreats:
+            self.clock = max(0, self.clock - steps)
 
     def success(self, head: str) -> float | None:
         """A head's recent success ("student" or "teacher"); None before MIN_EPISODES of its episodes."""

@@ -10,13 +10,18 @@ as cores under the names the journal's runs used; the last ones are the library'
   (the count's gradient was 5-40x every other part's).
 - count-student-whole-steps' core, "change-counter-whole-steps", is the library's
   (`nalu_rl.agents.change_counter.WholeStepChangeCounterCore`; it was defined here first, the same).
+- count-student-carry's core ("change-counter-carry"): the whole-step change counter whose second
+  phase bit toggles on its gate only where the first bit was on, p1_t = p1_{t-1} XOR (c1_t AND
+  p0_{t-1}): where both gates fire on the same cue, the bits count the cues in binary (00, 01, 10, 11),
+  so that the third cue of a trial has a phase of its own; with two independent toggles the phase
+  after the third cue is the first interval's again.
 """
 
 from __future__ import annotations
 
 import torch
 
-from nalu_rl.agents.change_counter import ChangeCounterCore
+from nalu_rl.agents.change_counter import ChangeCounterCore, WholeStepChangeCounterCore
 from nalu_rl.agents.event_counter import EventCounterCore
 from nalu_rl.agents.registry import register_core
 from nalu_rl.agents.wiring import MEMORY_SIGNAL
@@ -130,6 +135,16 @@ class ShortToggleChangeCounterCore(ChangeCounterCore):
         return super().next_phase(phase_from_x, phase.detach())
 
 
+class CarryChangeCounterCore(WholeStepChangeCounterCore):
+    """The whole-step change counter whose second bit toggles only where the first was on (docstring)."""
+
+    def next_phase(self, phase_from_x, phase):
+        toggle = (phase_from_x > 0).to(phase_from_x.dtype) + phase_from_x - phase_from_x.detach()
+        toggle = torch.cat([toggle[..., :1], toggle[..., 1:] * phase[..., :1]], -1)
+        return phase + toggle - 2.0 * phase * toggle
+
+
+register_core("change-counter-carry", CarryChangeCounterCore)
 # The last variants' counter and unit are the library's: the change counter ("change-counter") and the
 # grid NAU ("grid-nau"), under the names the journal's runs used.
 register_unit("grid-only-nau", GridNAU)

@@ -105,6 +105,14 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   (the value loss cannot pull the teacher's features away under its near-deterministic head).
 - count-student-own-critic: count-student-whole-steps whose critic has an encoder and an LSTM of its
   own (reading which head plays, as before): the value loss still shapes features, but the critic's.
+- count-student-carry: count-student-whole-steps whose phase bits count the cues in binary (core
+  "change-counter-carry", `count_student_cores.py`): on IntervalDiscrimination the phase after the
+  third flash was the first interval's again.
+- count-student-carry-fallback: count-student-carry whose critic reads the LSTM with its gradient
+  stopped (as count-student-detached-critic) and whose handover goes back while the student falls
+  behind (--handover-retreat): with the critic detached the teacher's LSTM is left as it was once the
+  student plays every episode, a teacher to hand back to, and count-student-detached-critic's students
+  fell to 0 after the full handover, where the imitation's weight is 0.
 """
 
 from __future__ import annotations
@@ -358,6 +366,18 @@ _VARIANTS += (
         replace(_WHOLE_STEPS, critic_separate=True),
         "count-student-whole-steps whose critic has an encoder and an LSTM of its own.",
         _STEADY[3],
+    ),
+    (
+        "count-student-carry",
+        replace(_WHOLE_STEPS, counter="change-counter-carry"),
+        "count-student-whole-steps whose phase bits count the cues in binary.",
+        _STEADY[3],
+    ),
+    (
+        "count-student-carry-fallback",
+        replace(_WHOLE_STEPS, counter="change-counter-carry", critic_detached=True),
+        "count-student-carry with a detached critic and a handover that goes back.",
+        {**_STEADY[3], "handover_retreat": True},
     ),
 )
 for _name, _wiring, _summary, _training in _VARIANTS:
