@@ -113,6 +113,9 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   behind (--handover-retreat): with the critic detached the teacher's LSTM is left as it was once the
   student plays every episode, a teacher to hand back to, and count-student-detached-critic's students
   fell to 0 after the full handover, where the imitation's weight is 0.
+- count-student-carry-retreat: count-student-carry with --handover-retreat, its critic sharing the LSTM
+  as in count-student-whole-steps: carry-fallback's LSTM teachers on IntervalDiscrimination, trained
+  by their policy gradient alone, learned the task late or not at all.
 """
 
 from __future__ import annotations
@@ -377,6 +380,12 @@ _VARIANTS += (
         "count-student-carry-fallback",
         replace(_WHOLE_STEPS, counter="change-counter-carry", critic_detached=True),
         "count-student-carry with a detached critic and a handover that goes back.",
+        {**_STEADY[3], "handover_retreat": True},
+    ),
+    (
+        "count-student-carry-retreat",
+        replace(_WHOLE_STEPS, counter="change-counter-carry"),
+        "count-student-carry with a handover that goes back.",
         {**_STEADY[3], "handover_retreat": True},
     ),
 )
