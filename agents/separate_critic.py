@@ -31,8 +31,9 @@ class SeparateCritic(nn.Module):
     inputs (among "encoder", "stimulus", "memory"), concatenated in that order for the head, followed
     with `reads_head` by which head plays the episode (1: the student; `nalu_rl.agents.count_student`).
 
-    forward(observation, stimulus, keep, state, memory) -> (value [T, B], the core's state after the
-    last step); `memory` [T, B, H] is the actor's memory, read (detached) when there is no core.
+    forward(observation, stimulus, keep, state, memory, student_plays) -> (value [T, B], the core's
+    state after the last step); `memory` [T, B, H] is the actor's memory, read (detached) when there is
+    no core.
     """
 
     def __init__(
