@@ -74,6 +74,16 @@ def test_a_dip_of_the_teachers_success_does_not_lower_the_students_bar() -> None
     assert handover.value(-1) == 0.0 and handover.teacher_best is None  # the gate closed: forgotten
 
 
+def test_a_teacher_that_falls_before_the_handover_starts_keeps_the_bar_it_set() -> None:
+    handover = EarnedHandover(_CONFIG)
+    handover.value(200)  # the regulariser's ramp under way: no handover yet
+    handover.record(100, np.zeros(0, bool), _outcomes(MIN_EPISODES))  # the teacher at 1.0
+    handover.record(100, np.zeros(0, bool), _outcomes(0, HEAD_WINDOW))  # then at 0
+    assert handover.value(300) == TRIAL_SHARE and handover.teacher_best == 1.0
+    handover.record(100, _outcomes(0), _outcomes(0))  # a student at 0 does not keep up with it
+    assert handover.clock == 0
+
+
 def test_a_retreating_handover_goes_back_while_the_student_falls_behind_and_never_below_the_trial() -> None:
     for retreats in (False, True):
         handover = EarnedHandover(replace(_CONFIG, handover_retreat=retreats))

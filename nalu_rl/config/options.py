@@ -282,7 +282,7 @@ class Config:
         "0: the handover's ramp (--handover-steps) follows the steps; r in (0, 1]: with a teacher handing "
         "over by episodes, the student plays 1/10 of the episodes from the ramp's start and the ramp "
         "advances only while the student's recent success in its own episodes is at least r times the "
-        "best the teacher's in theirs has been since the handover started (learner runtime)",
+        "best the teacher's in theirs has been so far (learner runtime)",
     )
     handover_retreat: bool = _option(
         "learner",

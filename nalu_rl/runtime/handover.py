@@ -6,10 +6,12 @@ one head, so the run can tell the student's success from the teacher's. Once the
 has its full weight, the student plays TRIAL_SHARE of the episodes; the handover's ramp
 (--handover-steps N: from that share to 1 over N steps) then advances only through the batches in
 which the student's recent success, over its last HEAD_WINDOW episodes, is at least r times the
-best the teacher's over theirs has been since the handover started, so that a dip of the teacher's
-does not lower the bar (a teacher at 0.37 for a moment once let a student at 0.47 pass). A student
-that does not keep up goes on practising on its share of the episodes (its own policy gradient, and
-the imitation) while the teacher plays the rest, instead of being handed a policy it cannot yet play.
+best the teacher's over theirs has been since the run started (or the handover last started again,
+below), so that a dip of the teacher's does not lower the bar (a teacher at 0.37 for a moment once
+let a student at 0.47 pass; a teacher that fell to 0 between the gate's opening and the handover's
+start once let a student at 0 take every episode). A student that does not keep up goes on practising
+on its share of the episodes (its own policy gradient, and the imitation) while the teacher plays the
+rest, instead of being handed a policy it cannot yet play.
 Where the regulariser's gate closes (--regularizer-gate-fall), the handover starts again from nothing.
 With --handover-retreat the ramp's clock also goes back through the batches in which the student does
 not keep up (never below the trial share): a student that falls after it was handed the policy (with
@@ -46,7 +48,8 @@ class EarnedHandover:
         # The steps of the batches through which the student has kept up since the handover started.
         self.clock = 0
         self.started = False
-        # The best recent success of the teacher's since the handover started (None before it has one).
+        # The best recent success of the teacher's since the run started or the handover last started
+        # again (None before it has one).
         self.teacher_best: float | None = None
         self.recent = {"student": deque(maxlen=HEAD_WINDOW), "teacher": deque(maxlen=HEAD_WINDOW)}
 
@@ -68,7 +71,7 @@ class EarnedHandover:
         self.recent["student"].extend(bool(success) for success in student_successes)
         self.recent["teacher"].extend(bool(success) for success in teacher_successes)
         teacher = self.success("teacher")
-        if self.started and teacher is not None:
+        if teacher is not None:
             self.teacher_best = teacher if self.teacher_best is None else max(self.teacher_best, teacher)
         if not self.started:
             return
@@ -83,8 +86,8 @@ class EarnedHandover:
         return float(np.mean(outcomes)) if len(outcomes) >= MIN_EPISODES else None
 
     def student_keeps_up(self) -> bool:
-        """Whether the student's recent success is at least r times the teacher's best since the handover
-        started (a teacher without MIN_EPISODES recent episodes, once the student plays nearly all of
+        """Whether the student's recent success is at least r times the teacher's best so far (a teacher
+        without MIN_EPISODES recent episodes, once the student plays nearly all of
         them, counts as kept up with)."""
         student, teacher = self.success("student"), self.success("teacher")
         if student is None:
