@@ -45,7 +45,8 @@ class EarnedHandover:
         self.retreats = config.handover_retreat
         self.start = config.regularizer_end_steps
         self.length = config.handover_steps
-        # The steps of the batches through which the student has kept up since the handover started.
+        # The steps of the batches through which the student has kept up since the handover started, less
+        # (with --handover-retreat) those of the batches through which it has not.
         self.clock = 0
         self.started = False
         # The best recent success of the teacher's since the run started or the handover last started
