@@ -63,9 +63,14 @@ class ChangeCounterCore(EventCounterCore):
         return super().prepare({**sequence, "encoder": normalised})
 
     def next_phase(self, phase_from_x: Tensor, phase: Tensor) -> Tensor:
-        """p_{t-1} XOR step(z_t), the step's gradient passed to z_t unchanged."""
-        toggle = (phase_from_x > 0).to(phase_from_x.dtype) + phase_from_x - phase_from_x.detach()
+        """p_{t-1} XOR c_t, with c_t the toggles (`toggles`)."""
+        toggle = self.toggles(phase_from_x, phase)
         return phase + toggle - 2.0 * phase * toggle
+
+    def toggles(self, phase_from_x: Tensor, phase: Tensor) -> Tensor:
+        """c_t = step(z_t) for each bit, the step's gradient passed to z_t unchanged; `phase` is
+        p_{t-1}, for a subclass whose toggles depend on it."""
+        return (phase_from_x > 0).to(phase_from_x.dtype) + phase_from_x - phase_from_x.detach()
 
     def next_events(self, event_from_x: Tensor, phase: Tensor) -> Tensor:
         """The phase bits themselves are what the count adds."""

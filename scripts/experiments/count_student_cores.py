@@ -10,11 +10,11 @@ as cores under the names the journal's runs used; the last ones are the library'
   (the count's gradient was 5-40x every other part's).
 - count-student-whole-steps' core, "change-counter-whole-steps", is the library's
   (`nalu_rl.agents.change_counter.WholeStepChangeCounterCore`; it was defined here first, the same).
-- count-student-carry's core ("change-counter-carry"): the whole-step change counter whose second
+- the carry variants' core ("change-counter-carry"): the whole-step change counter whose second
   phase bit toggles on its gate only where the first bit was on, p1_t = p1_{t-1} XOR (c1_t AND
-  p0_{t-1}): where both gates fire on the same cue, the bits count the cues in binary (00, 01, 10, 11),
-  so that the third cue of a trial has a phase of its own; with two independent toggles the phase
-  after the third cue is the first interval's again.
+  p0_{t-1}): where both gates fire on the same cue, the bits count the cues in binary ((p0 p1) = 00,
+  10, 01, 11, the first bit the lower), so that the third cue of a trial has a phase of its own; with
+  two independent toggles the phase after the third cue is the first interval's again.
 """
 
 from __future__ import annotations
@@ -138,10 +138,9 @@ class ShortToggleChangeCounterCore(ChangeCounterCore):
 class CarryChangeCounterCore(WholeStepChangeCounterCore):
     """The whole-step change counter whose second bit toggles only where the first was on (docstring)."""
 
-    def next_phase(self, phase_from_x, phase):
-        toggle = (phase_from_x > 0).to(phase_from_x.dtype) + phase_from_x - phase_from_x.detach()
-        toggle = torch.cat([toggle[..., :1], toggle[..., 1:] * phase[..., :1]], -1)
-        return phase + toggle - 2.0 * phase * toggle
+    def toggles(self, phase_from_x, phase):
+        toggle = super().toggles(phase_from_x, phase)
+        return torch.cat([toggle[..., :1], toggle[..., 1:] * phase[..., :1]], -1)
 
 
 register_core("change-counter-carry", CarryChangeCounterCore)

@@ -105,16 +105,15 @@ Agents whose count is taught at every step by a head on the LSTM (`Wiring.teache
   (the value loss cannot pull the teacher's features away under its near-deterministic head).
 - count-student-own-critic: count-student-whole-steps whose critic has an encoder and an LSTM of its
   own (reading which head plays, as before): the value loss still shapes features, but the critic's.
-- count-student-carry: count-student-whole-steps whose phase bits count the cues in binary (core
-  "change-counter-carry", `count_student_cores.py`): on IntervalDiscrimination the phase after the
-  third flash was the first interval's again.
-- count-student-carry-fallback: count-student-carry whose critic reads the LSTM with its gradient
-  stopped (as count-student-detached-critic) and whose handover goes back while the student falls
-  behind (--handover-retreat): with the critic detached the teacher's LSTM is left as it was once the
+- count-student-carry-fallback: count-student-whole-steps whose phase bits count the cues in binary
+  (core "change-counter-carry", `count_student_cores.py`: on IntervalDiscrimination the phase after the
+  third flash was the first interval's again), whose critic reads the LSTM with its gradient stopped
+  (as count-student-detached-critic) and whose handover goes back while the student falls behind
+  (--handover-retreat): with the critic detached the teacher's LSTM is left as it was once the
   student plays every episode, a teacher to hand back to, and count-student-detached-critic's students
   fell to 0 after the full handover, where the imitation's weight is 0.
-- count-student-carry-retreat: count-student-carry with --handover-retreat, its critic sharing the LSTM
-  as in count-student-whole-steps: carry-fallback's LSTM teachers on IntervalDiscrimination, trained
+- count-student-carry-retreat: count-student-carry-fallback whose critic shares the LSTM, as in
+  count-student-whole-steps: carry-fallback's LSTM teachers on IntervalDiscrimination, trained
   by their policy gradient alone, learned the task late or not at all.
 """
 
@@ -371,21 +370,16 @@ _VARIANTS += (
         _STEADY[3],
     ),
     (
-        "count-student-carry",
-        replace(_WHOLE_STEPS, counter="change-counter-carry"),
-        "count-student-whole-steps whose phase bits count the cues in binary.",
-        _STEADY[3],
-    ),
-    (
         "count-student-carry-fallback",
         replace(_WHOLE_STEPS, counter="change-counter-carry", critic_detached=True),
-        "count-student-carry with a detached critic and a handover that goes back.",
+        "count-student-whole-steps whose phase bits count the cues in binary, with a detached critic "
+        "and a handover that goes back.",
         {**_STEADY[3], "handover_retreat": True},
     ),
     (
         "count-student-carry-retreat",
         replace(_WHOLE_STEPS, counter="change-counter-carry"),
-        "count-student-carry with a handover that goes back.",
+        "count-student-carry-fallback whose critic shares the LSTM.",
         {**_STEADY[3], "handover_retreat": True},
     ),
 )
