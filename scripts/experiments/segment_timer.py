@@ -1,0 +1,142 @@
+"""Makes docs/journal/2026-12-07-held-out-round-1.md, "The next design: exact segment timers".
+
+A counter with nothing to learn about time itself (`SegmentTimerCore`, the core "segment-timer"), and
+the agent "segment-timer" that acts on it with no teacher, registered for `--import`:
+
+    cd scripts/experiments && python -m nalu_rl.train --import segment_timer \
+        --agent segment-timer --env-id nalu_rl/ReadySetGo-v0 --seed 0 --total-steps 3000000
+
+The trial is cut into segments where the observation changes: two learned gates read the change of
+the frame and the frame, c_t = step(W [x_t - x_{t-1}, x_t] + b), the first starting as "some value
+rose" (+2 on every change, bias -1), the second as "some value fell"; a step where either fires ends
+a segment. The phase k_t (one-hot over BOUNDARIES + 1) is the number of segments ended, capped, and
+register j holds the number of steps spent in segment j; where the observation has a stimulus
+entry, one more register holds its sum (on TimeTrack: T from the onset). All of it is exact at any T
+once the gates are exactly 0 or 1 (they are: straight-through steps). What the policy reads are the
+registers compared at small integer ratios, R_j - g R_i for every ordered pair i != j and g in GAINS,
+and each register alone, each clamped to +-CLIP and scaled to [-1, 1]: a difference that is 0 at the
+due time is the same feature at T = 1000 as at T = 8. The actor reads the frame, those comparisons,
+the phase and the gates; the critic reads the LSTM and the same. Nothing in it reads a task's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+from torch import Tensor
+
+from nalu_rl.agents.catalog import A3C_TRAINING
+from nalu_rl.agents.core import Signals, State, StepResult, input_width
+from nalu_rl.agents.counter_cores import CounterCore
+from nalu_rl.agents.registry import register_agent, register_core
+from nalu_rl.agents.wiring import Wiring
+from nalu_rl.units import BinaryGate, run_in_float32
+
+
+class SegmentTimerCore(CounterCore):
+    """Exact step counts of the segments between changes of the frame, compared at integer ratios.
+
+    Produces [comparisons, phase, gates]: the clamped comparisons of the registers (`comparisons`),
+    the phase one-hot [BOUNDARIES + 1] and the two gates of the step.
+    """
+
+    BOUNDARIES = 7
+    GAINS = (1.0, 2.0, 3.0)
+    CLIP = 3.0
+
+    def __init__(
+        self, inputs: tuple[str, ...], input_widths: Mapping[str, int], size: int, wiring: Wiring
+    ) -> None:
+        super().__init__(("segment_phase", "segment_steps", "segment_frame"), inputs, size)
+        if self.reads_cores or "bias" in inputs or "encoder" not in inputs:
+            raise ValueError(f"the segment timer reads the frame (encoder) and the stimulus, got {inputs}")
+        self.frame_width = input_width(inputs, input_widths)
+        self.stimulus_width = input_widths["stimulus"] if "stimulus" in inputs else 0
+        self.registers = self.BOUNDARIES + 1 + self.stimulus_width
+        self.gate = BinaryGate(2 * self.frame_width, 2, initial_bias=-1.0)
+        with torch.no_grad():
+            self.gate.linear.weight.zero_()
+            self.gate.linear.weight[0, : self.frame_width] = 2.0
+            self.gate.linear.weight[1, : self.frame_width] = -2.0
+        pairs = ~torch.eye(self.registers, dtype=torch.bool)
+        self.register_buffer("pairs", pairs, persistent=False)
+
+    @property
+    def comparisons(self) -> int:
+        """How many clamped comparisons a step produces."""
+        n = self.registers
+        return n * (n - 1) * len(self.GAINS) + n
+
+    @property
+    def output_size(self) -> int:
+        return self.comparisons + self.BOUNDARIES + 1 + 2
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> tuple[Tensor, ...]:
+        """Phase 0, empty registers, a zero frame (replaced by the first frame at an episode's start)."""
+        phase = torch.zeros(batch_size, self.BOUNDARIES + 1, device=device)
+        phase[:, 0] = 1.0
+        return (
+            phase,
+            torch.zeros(batch_size, self.registers, device=device),
+            torch.zeros(batch_size, self.frame_width, device=device),
+        )
+
+    @run_in_float32
+    def prepare(self, sequence: dict[str, Tensor]) -> Tensor:
+        """[the frame with the stimulus clamped to [-1, 1], the raw stimulus] for all steps: [T, B, ...]."""
+        self.gate.forget_pre_activations()
+        frame = [_saturated(name, sequence[name].float()) for name in self.inputs]
+        raw = [sequence["stimulus"].float()] if self.stimulus_width else []
+        return torch.cat([*frame, *raw], -1)
+
+    @run_in_float32
+    def step(self, prepared: Tensor | None, signals: Signals, state: State, keep: Tensor) -> StepResult:
+        """One step: the gates on the frame's change, the phase, the registers, the comparisons."""
+        frame, stimulus = prepared.split([self.frame_width, self.stimulus_width], dim=-1)
+        phase0 = torch.zeros_like(state[0])
+        phase0[:, 0] = 1.0
+        phase = state[0] * keep + phase0 * (1.0 - keep)
+        steps = state[1] * keep
+        previous = torch.where(keep > 0, state[2], frame)  # no change at an episode's first step
+        gates = self.gate(torch.cat([frame - previous, frame], -1))
+        boundary = 1.0 - (1.0 - gates[:, :1]) * (1.0 - gates[:, 1:])
+        shifted = torch.cat([torch.zeros_like(phase[:, :1]), phase[:, :-1]], -1)
+        shifted = shifted + torch.nn.functional.pad(phase[:, -1:], (self.BOUNDARIES, 0))  # capped
+        phase = phase * (1.0 - boundary) + shifted * boundary
+        steps = steps + torch.cat([phase, stimulus], -1)
+        output = torch.cat([self.compare(steps), phase, gates], -1)
+        return output, (phase, steps, frame)
+
+    def compare(self, steps: Tensor) -> Tensor:
+        """R_j - g R_i for every ordered pair i != j and gain g, and each R_j, clamped and scaled."""
+        differences = [
+            (steps.unsqueeze(-2) - gain * steps.unsqueeze(-1))[..., self.pairs] for gain in self.GAINS
+        ]
+        return (torch.cat([*differences, steps], -1) / self.CLIP).clamp(-1.0, 1.0)
+
+
+def _saturated(name: str, signal: Tensor) -> Tensor:
+    """The stimulus clamped to [-1, 1] (a T of 1000 changes the frame as one of 5 does); the rest as it is."""
+    return signal.clamp(-1.0, 1.0) if name == "stimulus" else signal
+
+
+register_core("segment-timer", SegmentTimerCore)
+
+SEGMENT_TIMER = Wiring(
+    encoder="flat",
+    memory_inputs=("encoder", "stimulus"),
+    counter="segment-timer",
+    counter_inputs=("encoder", "stimulus"),
+    actor_inputs=("encoder", "count"),
+    critic_inputs=("memory", "count"),
+    actor_hidden=128,
+)
+
+register_agent(
+    "segment-timer",
+    SEGMENT_TIMER,
+    "Exact step counts of the segments between changes of the frame, compared at integer ratios; the "
+    "actor reads them and the frame, the critic the LSTM too; no teacher.",
+    training_defaults={**A3C_TRAINING, "total_steps": 10_000_000},
+)
