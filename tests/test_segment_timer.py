@@ -63,3 +63,15 @@ def test_the_comparisons_are_the_clamped_differences_at_each_gain(segment_timer)
     second_gain = features[n * (n - 1) : 2 * n * (n - 1)].view(n, n - 1)
     assert second_gain[1, 2].item() == -1.0  # R_3 - 2 R_1 = -998, clamped
     assert features.abs().max().item() <= 1.0 and features.shape[0] == core.comparisons
+
+
+def test_the_wide_core_reads_each_comparison_clamped_at_3_and_at_10(segment_timer) -> None:
+    core = segment_timer.WideSegmentTimerCore(("encoder",), {"encoder": 2}, 1, segment_timer.SEGMENT_TIMER)
+    steps = torch.zeros(1, core.registers)
+    steps[0, 1] = 6.0  # R_1 - R_0 = 6: past the clamp at 3, inside the one at 10
+    features = core.compare(steps)[0]
+    at_3, at_10 = features.chunk(2)
+    n = core.registers
+    assert at_3[: n * (n - 1)].view(n, n - 1)[0, 0].item() == 1.0
+    assert at_10[: n * (n - 1)].view(n, n - 1)[0, 0].item() == pytest.approx(0.6)
+    assert features.shape[0] == core.comparisons == 2 * (n * (n - 1) * len(core.GAINS) + n)
