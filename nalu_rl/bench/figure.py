@@ -40,6 +40,7 @@ def plot_scorecard(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     tasks = sorted({row.task for row in rows})
     agents = sorted({row.agent for row in rows})
@@ -74,6 +75,7 @@ def plot_scorecard(
         by_task[result.task][result.agent].append(result)
     delays = list(protocol.delays)
     low, high = protocol.training_delays[0], protocol.training_delays[-1]
+    colors = {agent: f"C{number % 10}" for number, agent in enumerate(agents)}  # one per agent, every panel
     for index, task in enumerate(tasks):
         axes = figure.add_subplot(grid[1 + index // columns, index % columns])
         axes.axvspan(low - 0.5, high + 0.5, color="0.88", zorder=0)
@@ -83,8 +85,9 @@ def plot_scorecard(
             if not seeds:
                 continue
             means, lows, highs = _curve(seeds, delays)
-            (line,) = axes.plot(delays, means, marker="o", markersize=2.5, linewidth=1.3, label=agent)
-            axes.fill_between(delays, lows, highs, color=line.get_color(), alpha=0.2, linewidth=0)
+            color = colors[agent]
+            axes.plot(delays, means, marker="o", markersize=2.5, linewidth=1.3, color=color)
+            axes.fill_between(delays, lows, highs, color=color, alpha=0.2, linewidth=0)
         set_delay_axis(axes, delays, log_x=True)
         axes.set_ylim(-0.02, 1.02)
         axes.set_title(task, fontsize=9)
@@ -92,6 +95,7 @@ def plot_scorecard(
         axes.set_ylabel("success / ceiling", fontsize=8)
         axes.tick_params(labelsize=7)
         axes.grid(alpha=0.3)
-        if index == 0:
-            axes.legend(fontsize=6, loc="lower left")
+        if index == 0:  # every agent of the figure, whether or not this task has its runs
+            handles = [Line2D([], [], color=color, marker="o", markersize=2.5) for color in colors.values()]
+            axes.legend(handles, list(colors), fontsize=6, loc="lower left")
     return save_figure(figure, out_path)
