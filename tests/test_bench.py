@@ -214,3 +214,27 @@ def test_a_trial_whose_csv_is_in_the_results_folder_counts_as_done(tmp_path: Pat
     assert done == [True, False]
     plan.write_bench_file()
     assert json.loads((plan.folder / "bench.json").read_text())["results"] == str(committed.absolute())
+
+
+def test_the_scorecard_figure_draws_each_agent_in_one_colour_on_every_panel(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import matplotlib.axes
+
+    from nalu_rl.bench.figure import plot_scorecard
+
+    write_seed_csv(seed_csv_path(tmp_path, "One", "b", 0), "b", rates(1.0, 0.0))
+    for agent in ("a", "b"):
+        write_seed_csv(seed_csv_path(tmp_path, "Two", agent, 0), agent, rates(1.0, 1.0))
+    seed_results = read_seed_results(tmp_path)
+    drawn: list[str] = []
+    original_plot = matplotlib.axes.Axes.plot
+
+    def recording_plot(axes, *args, **kwargs):
+        drawn.append(kwargs.get("color"))
+        return original_plot(axes, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", recording_plot)
+    plot_scorecard(score_rows(seed_results, FULL_PROTOCOL), seed_results, FULL_PROTOCOL, tmp_path / "s.png")
+    curves = [color for color in drawn if color is not None]
+    assert curves == ["C1", "C0", "C1"]  # panel One: b; panel Two: a, b; b keeps its colour
