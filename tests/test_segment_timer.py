@@ -57,7 +57,7 @@ def test_the_comparisons_are_the_clamped_differences_at_each_gain(segment_timer)
     features = core.compare(steps)[0]
     n = core.registers
     first_gain = features[: n * (n - 1)].view(n, n - 1)  # row i: R_j - R_i for j != i
-    assert first_gain[1, 2].item() == pytest.approx(1 / core.CLIPS[0])  # R_3 - R_1 = 1, scaled by CLIP
+    assert first_gain[1, 2].item() == pytest.approx(1 / core.CLIPS[0])  # R_3 - R_1 = 1, scaled by the clamp
     assert first_gain[3, 1].item() == pytest.approx(-1 / core.CLIPS[0])  # R_1 - R_3 = -1
     assert first_gain[3, 0].item() == -1.0  # R_0 - R_3 = -1000, clamped
     second_gain = features[n * (n - 1) : 2 * n * (n - 1)].view(n, n - 1)
